@@ -1,0 +1,142 @@
+// `npm run db:migrate:create -- <name>`: writes prisma/migrations/<timestamp>_<name>/migration.sql,
+// the SQL that takes the committed migrations to prisma/schema.prisma. It drives Prisma's own
+// WASM schema engine (what `prisma migrate dev --create-only` does with the native engine, which
+// cannot be downloaded here) on a throwaway embedded PostgreSQL used as the shadow database.
+// Where the native engine is installed, `npx prisma migrate dev` works as usual.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
+import * as bindings from "@prisma/schema-engine-wasm/schema_engine_bg";
+import { EmbeddedPostgres } from "../src/db/embedded-postgres.ts";
+import { migrationsDir, readMigrations } from "../src/db/migrate.ts";
+
+// The package imports its .wasm the way bundlers do; Node needs it instantiated by hand.
+async function loadSchemaEngine(): Promise<typeof bindings.SchemaEngine> {
+  // Where the engine writes its panic message, as Prisma's CLI sets up.
+  const panic = { message: "", set_message(m: string) { panic.message = `RuntimeError: ${m}`; } };
+  (globalThis as Record<string, unknown>).PRISMA_WASM_PANIC_REGISTRY = panic;
+  process.on("exit", () => panic.message && console.error(panic.message));
+  const wasmUrl = new URL("schema_engine_bg.wasm", import.meta.resolve("@prisma/schema-engine-wasm"));
+  const module = await WebAssembly.compile(fs.readFileSync(wasmUrl));
+  const instance = await WebAssembly.instantiate(module, {
+    "./schema_engine_bg.js": bindings as unknown as WebAssembly.ModuleImports,
+  });
+  bindings.__wbg_set_wasm(instance.exports);
+  (instance.exports.__wbindgen_start as () => void)();
+  return bindings.SchemaEngine;
+}
+
+// adapter-pg rejects PostgreSQL's one-byte "char" type (OID 18), which the engine's catalog
+// queries return (relkind, contype, ...) and wants typed as Character: read those columns as
+// text in the driver, then report them as Character.
+async function readCharAsCharacter(factory: PrismaPg): Promise<void> {
+  type Field = { dataTypeID: number };
+  type Queryable = {
+    performIO(...args: unknown[]): Promise<{ fields: Field[]; charColumns?: number[] }>;
+    queryRaw(...args: unknown[]): Promise<{ columnTypes: number[] }>;
+  };
+  const adapter = await factory.connect();
+  let proto = Object.getPrototypeOf(adapter) as Queryable | null;
+  while (proto && !Object.hasOwn(proto, "performIO")) proto = Object.getPrototypeOf(proto);
+  await adapter.dispose();
+  if (!proto) throw new Error("adapter-pg changed: performIO not found");
+  const { performIO, queryRaw } = proto;
+  let charColumns: number[] = [];
+  proto.performIO = async function (this: unknown, ...args: unknown[]) {
+    const result = await performIO.apply(this, args);
+    charColumns = [];
+    result.fields.forEach((field, i) => {
+      if (field.dataTypeID === 18) {
+        field.dataTypeID = 25;
+        charColumns.push(i);
+      }
+    });
+    return result;
+  };
+  proto.queryRaw = async function (this: unknown, ...args: unknown[]) {
+    const result = await queryRaw.apply(this, args);
+    for (const i of charColumns) result.columnTypes[i] = 6; // ColumnTypeEnum.Character
+    return result;
+  };
+}
+
+const name = (process.argv[2] ?? "").replace(/[^A-Za-z0-9_]/g, "_");
+if (!name) {
+  console.error("usage: npm run db:migrate:create -- <name>");
+  process.exit(2);
+}
+
+const schemaPath = path.resolve("prisma/schema.prisma");
+const pgDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-migrate-"));
+fs.chmodSync(pgDir, 0o755);
+const cluster = new EmbeddedPostgres({ dataDir: path.join(pgDir, "pg") });
+await cluster.start();
+try {
+  const url = new URL(cluster.url());
+  // Host, port and user are passed apart: adapter-pg builds the shadow database's pool by
+  // overriding `database`, which a connection string would silently win over.
+  const config = {
+    host: url.hostname,
+    port: Number(url.port),
+    user: "postgres",
+    password: decodeURIComponent(url.password),
+    database: "postgres",
+  };
+  const factory = new PrismaPg(config);
+  const adapter = bindMigrationAwareSqlAdapterFactory({
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: () => factory.connect(),
+    // adapter-pg drops the shadow database while its pool still holds connections: force it.
+    async connectToShadowDb() {
+      const admin = await factory.connect();
+      const database = `shadow_${Date.now()}`;
+      await admin.executeScript(`CREATE DATABASE "${database}"`);
+      const shadow = await new PrismaPg({ ...config, database }).connect();
+      const dispose = shadow.dispose.bind(shadow);
+      shadow.dispose = async () => {
+        await dispose();
+        await admin.executeScript(`DROP DATABASE "${database}" WITH (FORCE)`);
+        await admin.dispose();
+      };
+      return shadow;
+    },
+  });
+  const SchemaEngine = await loadSchemaEngine();
+  await readCharAsCharacter(factory);
+  const engine = await SchemaEngine.new({ datamodels: undefined }, () => {}, adapter);
+  const migrations = readMigrations();
+  const migrationsList = {
+    baseDir: migrationsDir,
+    lockfile: { path: "migration_lock.toml", content: 'provider = "postgresql"\n' },
+    shadowDbInitScript: "",
+    migrationDirectories: migrations.map((m) => ({
+      path: m.name,
+      migrationFile: { path: "migration.sql", content: { tag: "ok" as const, value: m.sql } },
+    })),
+  };
+  const diff = await engine.diff({
+    from: { tag: "migrations", ...migrationsList },
+    to: { tag: "schemaDatamodel", files: [{ path: schemaPath, content: fs.readFileSync(schemaPath, "utf8") }] },
+    script: true,
+    exitCode: null,
+    filters: { externalTables: [], externalEnums: [] },
+  });
+  const sql = (diff as unknown as { stdout?: string }).stdout ?? "";
+  if (!sql.trim() || /^-- This is an empty migration\.\s*$/.test(sql.trim())) {
+    console.log("the schema matches the migrations: nothing to write");
+  } else {
+    const stamp = new Date().toISOString().replace(/\D/g, "").slice(0, 14);
+    const dir = path.join(migrationsDir, `${stamp}_${name}`);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "migration.sql"), sql);
+    fs.writeFileSync(path.join(migrationsDir, "migration_lock.toml"), 'provider = "postgresql"\n');
+    console.log(`wrote ${path.relative(process.cwd(), dir)}/migration.sql`);
+  }
+  engine.free();
+} finally {
+  await cluster.stop();
+  fs.rmSync(pgDir, { recursive: true, force: true });
+}

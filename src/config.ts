@@ -1,0 +1,118 @@
+// Configuration from the environment (CONTRACT 1), parsed and validated once.
+import path from "node:path";
+import { z } from "zod";
+
+const CAPTCHA_PROVIDERS = ["dev", "turnstile", "hcaptcha", "recaptcha"] as const;
+export type CaptchaProvider = (typeof CAPTCHA_PROVIDERS)[number];
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === "" ? undefined : v));
+
+const url = (protocols: string[]) =>
+  optionalString.refine((v) => {
+    if (v === undefined) return true;
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL (${protocols.join(" or ")})`);
+
+const integer = (min: number, max: number, fallback: number) =>
+  optionalString
+    .transform((v) => (v === undefined ? fallback : Number(v)))
+    .refine((n) => Number.isInteger(n) && n >= min && n <= max, `must be a whole number from ${min} to ${max}`);
+
+const env = z.object({
+  NODE_ENV: optionalString,
+  PORT: integer(0, 65535, 3000),
+  HOST: optionalString.transform((v) => v ?? "127.0.0.1"),
+  PUBLIC_URL: url(["http:", "https:"]).transform((v) => (v ?? "http://localhost:3000").replace(/\/+$/, "")),
+  DATA_DIR: optionalString.transform((v) => path.resolve(v ?? "./data")),
+  DATABASE_URL: url(["postgres:", "postgresql:"]),
+  SMTP_URL: url(["smtp:", "smtps:"]),
+  MAIL_FROM: optionalString,
+  CAPTCHA_PROVIDER: optionalString.refine(
+    (v) => v === undefined || (CAPTCHA_PROVIDERS as readonly string[]).includes(v),
+    `must be one of ${CAPTCHA_PROVIDERS.join(", ")}`,
+  ),
+  CAPTCHA_SECRET: optionalString,
+  // Extension: the siteverify endpoint, for a provider reached through a proxy.
+  CAPTCHA_VERIFY_URL: url(["http:", "https:"]),
+  MEILI_URL: url(["http:", "https:"]),
+  MEILI_KEY: optionalString,
+  STORAGE_DIR: optionalString,
+  RATE_LIMIT_MULTIPLIER: optionalString
+    .transform((v) => (v === undefined ? 1 : Number(v)))
+    .refine((n) => Number.isFinite(n) && n >= 0, "must be a number, 0 or more"),
+  TOKEN_SIGNING_KEY: optionalString,
+  LOG_LEVEL: z
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+    .optional()
+    .transform((v) => v ?? "info"),
+  // Extensions: bcrypt cost, and the snowflake worker id for running several instances.
+  BCRYPT_COST: integer(4, 15, 11),
+  WORKER_ID: integer(0, 1023, process.pid % 1024),
+});
+
+export interface Config {
+  production: boolean;
+  port: number;
+  host: string;
+  publicUrl: string;
+  /** `<host>` of qualified names `@name@<host>`. */
+  localHost: string;
+  dataDir: string;
+  databaseUrl?: string;
+  smtpUrl?: string;
+  mailFrom: string;
+  captcha: { provider: CaptchaProvider; secret?: string; verifyUrl?: string };
+  meili?: { url: string; key?: string };
+  storageDir: string;
+  rateLimitMultiplier: number;
+  tokenSigningKey?: string;
+  logLevel: string;
+  bcryptCost: number;
+  workerId: number;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = env.safeParse(source);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`invalid configuration: ${String(issue.path[0])} ${issue.message}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === "production";
+  if (production && e.CAPTCHA_PROVIDER === undefined) {
+    throw new ConfigError("invalid configuration: CAPTCHA_PROVIDER must be set when NODE_ENV=production");
+  }
+  const provider = (e.CAPTCHA_PROVIDER ?? "dev") as CaptchaProvider;
+  if (provider !== "dev" && !e.CAPTCHA_SECRET) {
+    throw new ConfigError(`invalid configuration: CAPTCHA_SECRET is required with CAPTCHA_PROVIDER=${provider}`);
+  }
+  const publicUrl = new URL(e.PUBLIC_URL);
+  return {
+    production,
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: e.PUBLIC_URL,
+    localHost: publicUrl.host,
+    dataDir: e.DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM ?? `Murmur <noreply@${publicUrl.hostname}>`,
+    captcha: { provider, secret: e.CAPTCHA_SECRET, verifyUrl: e.CAPTCHA_VERIFY_URL },
+    meili: e.MEILI_URL ? { url: e.MEILI_URL, key: e.MEILI_KEY } : undefined,
+    storageDir: path.resolve(e.STORAGE_DIR ?? path.join(e.DATA_DIR, "files")),
+    rateLimitMultiplier: e.RATE_LIMIT_MULTIPLIER,
+    tokenSigningKey: e.TOKEN_SIGNING_KEY,
+    logLevel: e.LOG_LEVEL,
+    bcryptCost: e.BCRYPT_COST,
+    workerId: e.WORKER_ID,
+  };
+}

@@ -1,0 +1,49 @@
+// Brings up the database the server runs on: DATABASE_URL, or an embedded PostgreSQL under
+// <DATA_DIR>/pg, then applies pending migrations.
+import path from "node:path";
+import pg from "pg";
+import type { Config } from "../config.ts";
+import { EmbeddedPostgres } from "./embedded-postgres.ts";
+import { migrate } from "./migrate.ts";
+
+export interface Database {
+  url: string;
+  /** Stops the embedded PostgreSQL, if one was started. */
+  stop(): Promise<void>;
+}
+
+const EMBEDDED_DATABASE = "murmur";
+
+export async function startDatabase(config: Config, log: (message: string) => void): Promise<Database> {
+  if (config.databaseUrl) {
+    const applied = await migrate(config.databaseUrl);
+    if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
+    return { url: config.databaseUrl, stop: async () => {} };
+  }
+  const cluster = new EmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg") });
+  await cluster.start();
+  try {
+    await ensureDatabase(cluster.url(), EMBEDDED_DATABASE);
+    const url = cluster.url(EMBEDDED_DATABASE);
+    const applied = await migrate(url);
+    if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
+    return { url, stop: () => cluster.stop() };
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}
+
+export async function ensureDatabase(adminUrl: string, name: string, template?: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (!rowCount) {
+      const from = template ? ` TEMPLATE "${template}"` : "";
+      await client.query(`CREATE DATABASE "${name}"${from}`);
+    }
+  } finally {
+    await client.end();
+  }
+}

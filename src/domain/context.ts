@@ -1,0 +1,32 @@
+// What every domain service receives: the shared services and the caller.
+import type { Logger } from "pino";
+import type { CaptchaVerifier } from "../captcha.ts";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/client.ts";
+import type { SnowflakeGenerator } from "../db/snowflake.ts";
+import type { Account } from "../generated/prisma/client.ts";
+import type { Mailer } from "../mail/mailer.ts";
+import type { DomainError } from "./errors.ts";
+import type { TokenIssuer } from "./sessions/tokens.ts";
+
+export interface Services {
+  config: Config;
+  db: Db;
+  ids: SnowflakeGenerator;
+  tokens: TokenIssuer;
+  mailer: Mailer;
+  captcha: CaptchaVerifier;
+  log: Logger;
+}
+
+/** Who is calling: an account, nobody, or credentials that did not check out. */
+export interface Caller {
+  account?: Account;
+  /** Set when credentials were sent but are unusable; thrown by whatever reads the caller. */
+  error?: DomainError;
+  ip?: string;
+}
+
+export interface Context extends Services {
+  caller: Caller;
+}

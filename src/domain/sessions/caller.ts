@@ -1,0 +1,49 @@
+// Resolves the Authorization header to the calling account, and the rules every operation
+// applies to it (CONTRACT 2): missing, unusable or frozen credentials.
+import type { Account } from "../../generated/prisma/client.ts";
+import type { Caller, Context, Services } from "../context.ts";
+import { DomainError } from "../errors.ts";
+
+export async function authenticate(services: Services, header: string | undefined, ip?: string): Promise<Caller> {
+  if (header === undefined || header.trim() === "") return { ip };
+  try {
+    const match = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i.exec(header);
+    if (!match) throw new DomainError("INVALID_TOKEN", { credentials: true });
+    const claims = await services.tokens.verify(match[1], "access", true);
+    const account = await services.db.account.findUnique({ where: { id: claims.accountId } });
+    if (!account) throw new DomainError("INVALID_TOKEN", { credentials: true });
+    return { account, ip };
+  } catch (err) {
+    if (err instanceof DomainError) return { error: err, ip };
+    throw err;
+  }
+}
+
+/** The caller's account for an operation that requires credentials. */
+export function requireAccount(ctx: Context): Account {
+  const { account, error } = ctx.caller;
+  if (error) throw error;
+  if (!account) throw new DomainError("UNAUTHORIZED", { credentials: true });
+  if (account.frozen) throw new DomainError("YOU_ARE_FROZEN");
+  return account;
+}
+
+/** The caller's account, if any, for a public operation (credentials widen what it shows). */
+export function optionalAccount(ctx: Context): Account | undefined {
+  const { account, error } = ctx.caller;
+  if (error) throw error;
+  return account;
+}
+
+const RANK = { normal: 0, moderator: 1, admin: 2 } as const;
+
+export function roleRank(account: Pick<Account, "role">): number {
+  return RANK[account.role];
+}
+
+/** The caller, who must be a moderator or higher. */
+export function requireModerator(ctx: Context): Account {
+  const account = requireAccount(ctx);
+  if (roleRank(account) < RANK.moderator) throw new DomainError("NO_PERMISSION");
+  return account;
+}

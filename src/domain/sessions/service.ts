@@ -1,0 +1,75 @@
+// Sessions (spec 4.2, 5): login, refresh, and revocation of refresh tokens.
+import { CaptchaUnavailableError } from "../../captcha.ts";
+import type { Db } from "../../db/client.ts";
+import { codePoints, keyOf, LIMITS, localNameOf } from "../accounts/rules.ts";
+import { spendPassphraseCheck, verifyPassphrase } from "../accounts/passphrase.ts";
+import type { Context, Services } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import { secondsSinceServiceEpoch } from "./tokens.ts";
+
+export interface LoginInput {
+  name: string;
+  passphrase: string;
+  captchaToken: string;
+}
+
+export interface LoginResult {
+  authorizationToken: string;
+  refreshToken: string;
+  /** Seconds since the service epoch at which the authorization token expires. */
+  expiresIn: number;
+}
+
+export async function checkCaptcha(services: Services, token: string, ip?: string): Promise<void> {
+  let human: boolean;
+  try {
+    human = await services.captcha.verify(token, ip);
+  } catch (err) {
+    if (!(err instanceof CaptchaUnavailableError)) throw err;
+    services.log.error({ err }, "captcha verification failed");
+    throw new DomainError("SERVICE_UNAVAILABLE");
+  }
+  if (!human) throw new DomainError("YOU_ARE_BOT");
+}
+
+export async function login(ctx: Context, input: LoginInput): Promise<LoginResult> {
+  if (codePoints(input.name) > LIMITS.qualifiedNameMax || codePoints(input.passphrase) > LIMITS.passphraseMax) {
+    throw new DomainError("INVALID_REQUEST");
+  }
+  await checkCaptcha(ctx, input.captchaToken, ctx.caller.ip);
+  const name = localNameOf(input.name, ctx.config.localHost);
+  const account = name ? await ctx.db.account.findUnique({ where: { nameKey: keyOf(name) } }) : null;
+  if (!account) {
+    await spendPassphraseCheck(input.passphrase, ctx.config.bcryptCost);
+    throw new DomainError("FAILED_TO_LOGIN");
+  }
+  if (!(await verifyPassphrase(input.passphrase, account.passphraseHash))) throw new DomainError("FAILED_TO_LOGIN");
+  if (account.frozen) throw new DomainError("YOU_ARE_FROZEN");
+  if (!account.verified) throw new DomainError("EMAIL_NOT_VERIFIED");
+
+  const now = new Date();
+  const access = await ctx.tokens.sign(account.id, "access", now);
+  const refresh = await ctx.tokens.sign(account.id, "refresh", now);
+  await ctx.db.session.create({
+    data: { id: refresh.jti, accountId: account.id, createdAt: now, expiresAt: refresh.expiresAt },
+  });
+  return {
+    authorizationToken: access.token,
+    refreshToken: refresh.token,
+    expiresIn: secondsSinceServiceEpoch(access.expiresAt),
+  };
+}
+
+export async function refresh(ctx: Context, refreshToken: string): Promise<{ authorizationToken: string }> {
+  const claims = await ctx.tokens.verify(refreshToken, "refresh", false);
+  const session = await ctx.db.session.findUnique({ where: { id: claims.jti }, include: { account: true } });
+  if (!session || session.revokedAt || session.accountId !== claims.accountId) throw new DomainError("INVALID_TOKEN");
+  if (session.account.frozen) throw new DomainError("YOU_ARE_FROZEN");
+  const access = await ctx.tokens.sign(session.accountId, "access");
+  return { authorizationToken: access.token };
+}
+
+/** Revokes every refresh token of the account issued before now (a passphrase change). */
+export async function revokeSessions(db: Pick<Db, "session">, accountId: bigint): Promise<void> {
+  await db.session.updateMany({ where: { accountId, revokedAt: null }, data: { revokedAt: new Date() } });
+}
