@@ -121,6 +121,16 @@ export async function findAccount(services: Services, segment: string): Promise<
   return account;
 }
 
+/** The caller's own account. */
+export function getViewer(ctx: Context): Account {
+  return requireAccount(ctx);
+}
+
+/** An account's e-mail is shown to its owner only. */
+export function visibleEmail(ctx: Context, account: Account): string | null {
+  return ctx.caller.account?.id === account.id ? account.email : null;
+}
+
 export interface AccountView {
   account: Account;
   /** Set when the caller owns the account: the ETag that guards its next update. */

@@ -1,0 +1,75 @@
+// The operator CLI: `npm run cli -- <command>`, also installed as the `murmur` bin.
+import { Command, InvalidArgumentError } from "commander";
+import { ConfigError, loadConfig } from "../config.ts";
+import { startDatabase } from "../db/database.ts";
+import { createAnnouncement } from "../domain/announcements/service.ts";
+import { setRole } from "../domain/accounts/service.ts";
+import type { Services } from "../domain/context.ts";
+import { DomainError } from "../domain/errors.ts";
+import { createLogger } from "../log.ts";
+import { closeServices, createServices } from "../services.ts";
+
+const ROLES = ["normal", "moderator", "admin"] as const;
+const ANNOUNCEMENT_TYPES = ["info", "warn"] as const;
+
+function oneOf<T extends string>(values: readonly T[]) {
+  return (value: string): T => {
+    if (!(values as readonly string[]).includes(value)) {
+      throw new InvalidArgumentError(`expected one of ${values.join(", ")}`);
+    }
+    return value as T;
+  };
+}
+
+/** Runs `task` with the services on the configured database, then releases them. */
+async function withServices(task: (services: Services) => Promise<void>): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(process.env.LOG_LEVEL ?? "warn");
+  const database = await startDatabase(config, (message) => log.info(message));
+  const services = await createServices(config, database.url, log);
+  try {
+    await task(services);
+  } finally {
+    await closeServices(services);
+    await database.stop();
+  }
+}
+
+const program = new Command()
+  .name("murmur")
+  .description("Murmur operator commands. They use DATABASE_URL, or the embedded PostgreSQL under DATA_DIR.")
+  .showHelpAfterError();
+
+program
+  .command("role")
+  .description("give an account a role")
+  .argument("<account_name>", "plain or qualified account name, or account id")
+  .argument("<role>", "normal, moderator or admin", oneOf(ROLES))
+  .action((name: string, role: (typeof ROLES)[number]) =>
+    withServices(async (services) => {
+      const account = await setRole(services, name, role);
+      console.log(`${account.name} is now ${account.role}`);
+    }),
+  );
+
+program
+  .command("announce")
+  .description("publish an announcement to every account")
+  .requiredOption("--type <type>", "info or warn", oneOf(ANNOUNCEMENT_TYPES))
+  .requiredOption("--title <title>", "title")
+  .requiredOption("--description <description>", "text")
+  .action((options: { type: (typeof ANNOUNCEMENT_TYPES)[number]; title: string; description: string }) =>
+    withServices(async (services) => {
+      const announcement = await createAnnouncement(services, options);
+      console.log(announcement.id.toString());
+    }),
+  );
+
+program.parseAsync().catch((err) => {
+  if (err instanceof DomainError || err instanceof ConfigError) {
+    console.error(`error: ${err instanceof DomainError ? err.code : err.message}`);
+  } else {
+    console.error(err instanceof Error ? err.message : err);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,122 @@
+// The Account type and the account queries and mutations.
+import * as accounts from "../domain/accounts/service.ts";
+import { fileUrl } from "../domain/drive/urls.ts";
+import { builder } from "./builder.ts";
+
+export const AccountRef = builder.prismaObject("Account", {
+  description: "An account, as its public view shows it; `email` only to its owner.",
+  fields: (t) => ({
+    id: t.id({ resolve: (a) => a.id.toString() }),
+    name: t.string({ description: "Qualified name `@name@host`.", resolve: (a, _args, ctx) => accounts.qualifiedNameOf(ctx, a) }),
+    nickname: t.exposeString("nickname"),
+    bio: t.exposeString("bio"),
+    avatar: t.string({ resolve: (a, _args, ctx) => fileUrl(ctx.config, a.avatarFileId) }),
+    header: t.string({ resolve: (a, _args, ctx) => fileUrl(ctx.config, a.headerFileId) }),
+    followedCount: t.exposeInt("followersCount"),
+    followingCount: t.exposeInt("followingCount"),
+    noteCount: t.exposeInt("notesCount"),
+    locked: t.exposeBoolean("locked"),
+    email: t.string({ nullable: true, resolve: (a, _args, ctx) => accounts.visibleEmail(ctx, a) }),
+  }),
+});
+
+const AccountUpdate = builder
+  .objectRef<accounts.UpdateAccountResult>("AccountUpdate")
+  .implement({
+    fields: (t) => ({
+      account: t.field({ type: AccountRef, resolve: (r) => r.account }),
+      etag: t.exposeString("etag", { description: "Pass as `ifMatch` to guard the next update." }),
+      emailChangePending: t.exposeBoolean("emailChangePending"),
+    }),
+  });
+
+const CreateAccountInput = builder.inputType("CreateAccountInput", {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    email: t.string({ required: true }),
+    passphrase: t.string({ required: true }),
+    captchaToken: t.string({ required: true }),
+  }),
+});
+
+const UpdateAccountInput = builder.inputType("UpdateAccountInput", {
+  fields: (t) => ({
+    nickname: t.string(),
+    email: t.string(),
+    passphrase: t.string(),
+    bio: t.string(),
+    locked: t.boolean(),
+  }),
+});
+
+builder.queryFields((t) => ({
+  account: t.field({
+    type: AccountRef,
+    errors: {},
+    args: { name: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => (await accounts.getAccount(ctx, args.name)).account,
+  }),
+  viewer: t.field({
+    type: AccountRef,
+    errors: {},
+    description: "The calling account.",
+    resolve: (_root, _args, ctx) => accounts.getViewer(ctx),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createAccount: t.field({
+    type: AccountRef,
+    errors: {},
+    args: { input: t.arg({ type: CreateAccountInput, required: true }) },
+    resolve: (_root, { input }, ctx) => accounts.register(ctx, input),
+  }),
+  verifyEmail: t.boolean({
+    errors: {},
+    args: { name: t.arg.string({ required: true }), token: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      await accounts.verifyEmail(ctx, args.name, args.token);
+      return true;
+    },
+  }),
+  resendVerifyEmail: t.boolean({
+    errors: {},
+    args: { name: t.arg.string({ required: true }), captchaToken: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      await accounts.resendVerification(ctx, args.name, args.captchaToken);
+      return true;
+    },
+  }),
+  updateAccount: t.field({
+    type: AccountUpdate,
+    errors: {},
+    args: {
+      name: t.arg.string({ required: true }),
+      ifMatch: t.arg.string({ description: "The ETag last seen; the update fails with INVALID_ETAG if it changed." }),
+      input: t.arg({ type: UpdateAccountInput, required: true }),
+    },
+    resolve: (_root, { name, ifMatch, input }, ctx) =>
+      accounts.updateAccount(ctx, name, {
+        nickname: input.nickname ?? undefined,
+        email: input.email ?? undefined,
+        passphrase: input.passphrase ?? undefined,
+        bio: input.bio ?? undefined,
+        locked: input.locked ?? undefined,
+        ifMatch: ifMatch ?? undefined,
+      }),
+  }),
+  ...Object.fromEntries(
+    (["freeze", "unfreeze", "silence", "unsilence"] as const).map((action) => [
+      `${action}Account`,
+      t.boolean({
+        errors: {},
+        description: `${action[0].toUpperCase()}${action.slice(1)} an account (moderator or higher).`,
+        args: { name: t.arg.string({ required: true }) },
+        resolve: async (_root, args, ctx) => {
+          await accounts.moderate(ctx, args.name, action);
+          return true;
+        },
+      }),
+    ]),
+  ),
+}));

@@ -1,0 +1,7 @@
+// The GraphQL schema: importing each type file registers it on the builder.
+import { builder } from "./builder.ts";
+import "./errors.ts";
+import "./account.ts";
+import "./session.ts";
+
+export const schema = builder.toSchema({ sortSchema: true });

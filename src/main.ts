@@ -1,0 +1,55 @@
+// Starts Murmur: configuration, database (embedded unless DATABASE_URL) and migrations, then
+// the server. SIGTERM/SIGINT: stop accepting, finish in-flight requests, close the database,
+// stop the embedded PostgreSQL.
+import { ConfigError, loadConfig } from "./config.ts";
+import { startDatabase } from "./db/database.ts";
+import { createLogger } from "./log.ts";
+import { buildServer } from "./server.ts";
+import { closeServices, createServices } from "./services.ts";
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const database = await startDatabase(config, (message) => log.info(message));
+  const services = await createServices(config, database.url, log);
+  const app = await buildServer(services);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      log.warn(`${signal} again: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    log.info(`${signal}: shutting down`);
+    try {
+      await app.close();
+      await closeServices(services);
+      await database.stop();
+    } catch (err) {
+      log.error({ err }, "shutdown failed");
+      process.exit(1);
+    }
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+
+  await app.listen({ port: config.port, host: config.host });
+  log.info(`Murmur listening on ${config.host}:${config.port} (${Math.round(performance.now() - started)} ms)`);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exit(1);
+});

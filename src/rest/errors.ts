@@ -1,0 +1,117 @@
+// The one map from error code to HTTP status (spec 7 and CONTRACT 2), and how any thrown
+// error becomes the documented `{"error": CODE}` answer.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { DomainError, type ErrorCode } from "../domain/errors.ts";
+
+export const STATUS: Record<ErrorCode, number> = {
+  INVALID_ACCOUNT_NAME: 400,
+  TOO_LONG_ACCOUNT_NAME: 400,
+  EMAIL_IN_USE: 409,
+  ACCOUNT_NAME_IN_USE: 409,
+  YOU_ARE_BOT: 400,
+  INVALID_SEQUENCE: 400,
+  VULNERABLE_PASSPHRASE: 400,
+  ACCOUNT_NOT_FOUND: 404,
+  INVALID_ETAG: 412,
+  ALREADY_FROZEN: 400,
+  NO_PERMISSION: 403,
+  ACCOUNT_ALREADY_VERIFIED: 400,
+  INVALID_TOKEN: 400,
+  EXPIRED_TOKEN: 400,
+  FAILED_TO_LOGIN: 400,
+  YOU_ARE_FROZEN: 403,
+  ALREADY_FOLLOWING: 400,
+  YOU_ARE_NOT_FOLLOW_ACCOUNT: 400,
+  // 400 on follow; the routes where it is 403 (reply, account timeline, reactions) say so.
+  YOU_ARE_BLOCKED: 400,
+  TOO_MANY_ATTACHMENTS: 400,
+  TOO_MANY_CONTENT: 400,
+  TOO_MANY_CHAR_LENGTH: 400,
+  NO_DESTINATION: 400,
+  INVALID_VISIBILITY: 400,
+  YOU_ARE_SILENCED: 403,
+  ATTACHMENT_NOT_FOUND: 404,
+  NOTE_NOT_FOUND: 404,
+  ALREADY_REACTED: 400,
+  NOT_REACTED: 400,
+  EMOJI_NOT_FOUND: 400,
+  TITLE_TOO_LONG: 400,
+  LIST_NOTFOUND: 404,
+  TOO_MANY_TARGETS: 400,
+  FILE_NOT_FOUND: 404,
+  FILE_SIZE_TOO_BIG: 400,
+  FILE_NAME_TOO_LONG: 400,
+  INVALID_TIMELINE_TYPE: 400,
+  NOTHING_LEFT: 404,
+  INVALID_QUERY: 400,
+  INVALID_REQUEST: 400,
+  INVALID_EMAIL: 400,
+  EMAIL_NOT_VERIFIED: 403,
+  UNSUPPORTED_FILE_TYPE: 400,
+  NOT_FOUND: 404,
+  FOLLOW_REQUEST_NOT_FOUND: 404,
+  NOTIFICATION_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+  UNAUTHORIZED: 401,
+  IDEMPOTENCY_KEY_REUSED: 409,
+};
+
+/** Per-route exceptions to STATUS, where the spec gives one code two statuses. */
+export type StatusOverrides = Partial<Record<ErrorCode, number>>;
+
+export interface ErrorAnswer {
+  status: number;
+  code: ErrorCode;
+  headers: Record<string, string>;
+}
+
+const RETRY_AFTER_SECONDS = "1";
+
+/** Errors that mean the database cannot be reached right now. */
+function databaseUnreachable(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  let e = err as { code?: unknown; kind?: unknown; cause?: unknown; message?: unknown } | undefined;
+  while (e && typeof e === "object" && !seen.has(e)) {
+    seen.add(e);
+    if (typeof e.code === "string" && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|57P01|57P03|P1001|P1002|P1017|P2024)$/.test(e.code)) {
+      return true;
+    }
+    if (typeof e.kind === "string" && /^(DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections)$/.test(e.kind)) {
+      return true;
+    }
+    if (typeof e.message === "string" && /Connection terminated|timeout exceeded when trying to connect/.test(e.message)) {
+      return true;
+    }
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
+export function answerFor(err: unknown, overrides: StatusOverrides = {}): ErrorAnswer {
+  if (err instanceof DomainError) {
+    if (err.credentials) return { status: 401, code: err.code, headers: { "www-authenticate": "Bearer" } };
+    const status = overrides[err.code] ?? STATUS[err.code];
+    const headers: Record<string, string> = status === 503 ? { "retry-after": RETRY_AFTER_SECONDS } : {};
+    return { status, code: err.code, headers };
+  }
+  if (databaseUnreachable(err)) {
+    return { status: 503, code: "SERVICE_UNAVAILABLE", headers: { "retry-after": RETRY_AFTER_SECONDS } };
+  }
+  // Fastify's own failures carry a status: malformed JSON, oversized body, bad content type.
+  const status = (err as { statusCode?: unknown })?.statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    if (status === 413) return { status: 413, code: "PAYLOAD_TOO_LARGE", headers: {} };
+    return { status: 400, code: "INVALID_REQUEST", headers: {} };
+  }
+  return { status: 500, code: "INTERNAL_ERROR", headers: {} };
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown, overrides?: StatusOverrides) {
+  const answer = answerFor(err, overrides);
+  if (answer.status >= 500) request.log.error({ err }, "request failed");
+  return reply.code(answer.status).headers(answer.headers).send({ error: answer.code });
+}

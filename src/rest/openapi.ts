@@ -1,0 +1,80 @@
+// The OpenAPI document of the REST routes, generated from the route table.
+import { z } from "zod";
+import { STATUS } from "./errors.ts";
+import type { Route } from "./route.ts";
+
+type Json = Record<string, unknown>;
+
+const jsonSchema = (schema: z.ZodType): Json => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Json;
+  return rest;
+};
+
+function errorResponses(r: Route): Record<string, Json> {
+  const byStatus = new Map<number, string[]>();
+  for (const code of r.errors) {
+    const status = code === "UNAUTHORIZED" || (r.errors.includes("UNAUTHORIZED") && /_TOKEN$/.test(code))
+      ? 401
+      : (r.overrides?.[code] ?? STATUS[code]);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<string, Json> = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[String(status)] = {
+      description: codes.join(", "),
+      content: {
+        "application/json": {
+          schema: {
+            type: "object",
+            required: ["error"],
+            properties: { error: { type: "string", enum: codes } },
+          },
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+export function openApiDocument(routes: Route[], serverUrl: string): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const r of routes) {
+    const path = r.path.replace(/:([A-Za-z_]+)/g, "{$1}");
+    const pathParams = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
+      name: m[1],
+      in: "path",
+      required: true,
+      schema: { type: "string" },
+    }));
+    const headerParams = (r.headers ?? []).map((name) => ({ name, in: "header", required: false, schema: { type: "string" } }));
+    const queryParams =
+      r.query instanceof z.ZodObject
+        ? Object.keys(r.query.shape).map((name) => ({ name, in: "query", required: false, schema: { type: "string" } }))
+        : [];
+    const success: Json = { description: r.success.description };
+    if (r.success.schema) success.content = { "application/json": { schema: jsonSchema(r.success.schema) } };
+    const operation: Json = {
+      operationId: `${r.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/(^|[/_])([a-z])/g, (_m, _s, c: string) => c.toUpperCase())}`,
+      summary: r.summary,
+      tags: [r.tag],
+      security: r.auth === "public" ? [{}, { bearer: [] }] : [{ bearer: [] }],
+      parameters: [...pathParams, ...queryParams, ...headerParams],
+      responses: { [String(r.success.status)]: success, ...errorResponses(r) },
+    };
+    if (r.body instanceof z.ZodObject) {
+      operation.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(r.body) } } };
+    }
+    paths[path] = { ...paths[path], [r.method.toLowerCase()]: operation };
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Murmur",
+      version: "0",
+      description: "Every path is also served under /v0. Errors are `{\"error\": CODE}`.",
+    },
+    servers: [{ url: serverUrl }],
+    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } } },
+    paths,
+  };
+}

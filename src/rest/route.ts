@@ -1,0 +1,47 @@
+// The shape of one entry of the REST route table.
+import type { z } from "zod";
+import type { Context } from "../domain/context.ts";
+import type { ErrorCode } from "../domain/errors.ts";
+import type { StatusOverrides } from "./errors.ts";
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  headers: Record<string, string | undefined>;
+}
+
+export interface RestReply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
+  method: Method;
+  /** Fastify path, e.g. `/accounts/:account_name`; also served under /v0 and with a trailing slash. */
+  path: string;
+  summary: string;
+  tag: string;
+  /** `public`: credentials optional; `required`: 401 without them. For the documentation. */
+  auth: "public" | "required" | "moderator";
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  /** Request headers the operation reads, for the documentation. */
+  headers?: string[];
+  /** The success answer, for the documentation. */
+  success: { status: number; description: string; schema?: z.ZodType };
+  /** Codes this route documents (spec 4 and CONTRACT), with their statuses from STATUS or `overrides`. */
+  errors: ErrorCode[];
+  overrides?: StatusOverrides;
+  run(ctx: Context, input: RouteInput<P, Q, B>): Promise<R>;
+  reply(result: R, ctx: Context): RestReply;
+}
+
+/** Declares a route with its types inferred, erased for the table. */
+export function route<P, Q, B, R>(definition: Route<P, Q, B, R>): Route {
+  return definition as unknown as Route;
+}

@@ -1,0 +1,109 @@
+// The Fastify app: the REST route table, GraphQL (yoga) with GraphiQL, health, OpenAPI and docs.
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { createYoga } from "graphql-yoga";
+import type { Services } from "./domain/context.ts";
+import { authenticate } from "./domain/sessions/caller.ts";
+import { schema } from "./graphql/index.ts";
+import { sendError } from "./rest/errors.ts";
+import { MethodIndex, mountRoutes } from "./rest/mount.ts";
+import { openApiDocument } from "./rest/openapi.ts";
+import { routes } from "./rest/routes.ts";
+
+const JSON_BODY_LIMIT = 1024 * 1024;
+
+export async function buildServer(services: Services): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: services.log as FastifyBaseLogger,
+    bodyLimit: JSON_BODY_LIMIT,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 2048 },
+    requestTimeout: 30_000,
+    forceCloseConnections: "idle",
+    return503OnClosing: true,
+  });
+
+  // An empty JSON body reads as no body: "Body: empty object" endpoints take nothing, too.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const text = body.toString();
+    if (text.trim() === "") return done(null, undefined);
+    parseJson(request, text, done);
+  });
+
+  app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
+
+  const methods = new MethodIndex();
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = methods.allowed(request.url);
+    if (allowed.length) {
+      return reply.code(405).header("allow", allowed.join(", ")).send({ error: "METHOD_NOT_ALLOWED" });
+    }
+    return reply.code(404).send({ error: "NOT_FOUND" });
+  });
+
+  mountRoutes(app, services, routes);
+  for (const r of routes) methods.add(r.method, r.path);
+
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (_request, reply) => {
+    const ready = await readiness(services);
+    return reply.code(ready ? 200 : 503).send(ready ? { status: "ready" } : { error: "SERVICE_UNAVAILABLE" });
+  });
+  methods.add("GET", "/healthz");
+  methods.add("GET", "/readyz");
+
+  const document = openApiDocument(routes, services.config.publicUrl);
+  app.get("/openapi.json", async () => document);
+  methods.add("GET", "/openapi.json");
+  await app.register(swagger, { mode: "static", specification: { document: document as never } });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+
+  const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
+    schema,
+    graphqlEndpoint: "/graphql",
+    graphiql: { title: "Murmur GraphiQL" },
+    landingPage: false,
+    logging: {
+      debug: (...args) => services.log.debug(args),
+      info: (...args) => services.log.info(args),
+      warn: (...args) => services.log.warn(args),
+      error: (...args) => services.log.error(args),
+    },
+    context: async ({ req }) => ({
+      ...services,
+      caller: await authenticate(services, req.headers.authorization, req.ip),
+    }),
+  });
+  app.route({
+    url: "/graphql",
+    method: ["GET", "POST", "OPTIONS"],
+    handler: async (request, reply) => {
+      const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+      response.headers.forEach((value, key) => {
+        reply.header(key, value);
+      });
+      reply.status(response.status);
+      return reply.send(response.body);
+    },
+  });
+  methods.add("*", "/graphql");
+
+  return app;
+}
+
+async function readiness(services: Services): Promise<boolean> {
+  try {
+    await services.db.$queryRaw`SELECT 1`;
+    if (services.config.meili) {
+      const response = await fetch(new URL("/health", services.config.meili.url), {
+        signal: AbortSignal.timeout(2_000),
+      });
+      if (!response.ok) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,32 @@
+// Builds the services every operation shares, and releases them.
+import path from "node:path";
+import type { Logger } from "pino";
+import { createCaptchaVerifier } from "./captcha.ts";
+import type { Config } from "./config.ts";
+import { createDb } from "./db/client.ts";
+import { SnowflakeGenerator } from "./db/snowflake.ts";
+import type { Services } from "./domain/context.ts";
+import { TokenIssuer } from "./domain/sessions/tokens.ts";
+import { createMailer } from "./mail/mailer.ts";
+
+export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
+  return {
+    config,
+    db: createDb(databaseUrl),
+    ids: new SnowflakeGenerator(config.workerId),
+    tokens: await TokenIssuer.create(config.tokenSigningKey),
+    mailer: createMailer({
+      smtpUrl: config.smtpUrl,
+      from: config.mailFrom,
+      outboxDir: path.join(config.dataDir, "outbox"),
+      log,
+    }),
+    captcha: createCaptchaVerifier(config.captcha),
+    log,
+  };
+}
+
+export async function closeServices(services: Services): Promise<void> {
+  services.mailer.close();
+  await services.db.$disconnect();
+}
