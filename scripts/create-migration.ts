@@ -15,7 +15,12 @@ import { migrationsDir, readMigrations } from "../src/db/migrate.ts";
 // The package imports its .wasm the way bundlers do; Node needs it instantiated by hand.
 async function loadSchemaEngine(): Promise<typeof bindings.SchemaEngine> {
   // Where the engine writes its panic message, as Prisma's CLI sets up.
-  const panic = { message: "", set_message(m: string) { panic.message = `RuntimeError: ${m}`; } };
+  const panic = {
+    message: "",
+    set_message(m: string) {
+      panic.message = `RuntimeError: ${m}`;
+    },
+  };
   (globalThis as Record<string, unknown>).PRISMA_WASM_PANIC_REGISTRY = panic;
   process.on("exit", () => panic.message && console.error(panic.message));
   const wasmUrl = new URL("schema_engine_bg.wasm", import.meta.resolve("@prisma/schema-engine-wasm"));

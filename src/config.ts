@@ -11,14 +11,17 @@ const optionalString = z
   .transform((v) => (v === "" ? undefined : v));
 
 const url = (protocols: string[]) =>
-  optionalString.refine((v) => {
-    if (v === undefined) return true;
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a URL (${protocols.join(" or ")})`);
+  optionalString.refine(
+    (v) => {
+      if (v === undefined) return true;
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `must be a URL (${protocols.join(" or ")})`,
+  );
 
 const integer = (min: number, max: number, fallback: number) =>
   optionalString

@@ -2,8 +2,8 @@
 import { Command, InvalidArgumentError } from "commander";
 import { ConfigError, loadConfig } from "../config.ts";
 import { startDatabase } from "../db/database.ts";
-import { createAnnouncement } from "../domain/announcements/service.ts";
 import { setRole } from "../domain/accounts/service.ts";
+import { createAnnouncement } from "../domain/announcements/service.ts";
 import type { Services } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import { createLogger } from "../log.ts";

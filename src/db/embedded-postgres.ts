@@ -57,9 +57,21 @@ export class EmbeddedPostgres {
       initialise(bin, dataDir, passwordFile, owner);
     }
     this.password = fs.readFileSync(passwordFile, "utf8").trim();
-    stopOrphan(dataDir);
+    const ownerFile = `${dataDir}.owner`;
+    const running = runningCluster(dataDir, ownerFile);
+    if (running) {
+      // Another live process (the server, while the CLI runs) owns the cluster: share it.
+      this.port = running.port;
+      return;
+    }
     this.port = this.options.port ?? (await freePort());
-    this.process = await launch(bin, dataDir, this.port, owner, this.log);
+    const child = await launch(bin, dataDir, this.port, owner, this.log);
+    this.process = child;
+    fs.writeFileSync(ownerFile, String(process.pid));
+    // If this process dies without stop(), its PostgreSQL must not outlive it.
+    const kill = () => child.kill("SIGINT");
+    process.once("exit", kill);
+    child.once("exit", () => process.removeListener("exit", kill));
   }
 
   async stop(): Promise<void> {
@@ -110,7 +122,10 @@ function canReach(owner: Owner, flag: "-x" | "-w", target: string): boolean {
 function reachableBinaries(bin: Binaries, owner: Owner | undefined): Binaries {
   if (!owner || canReach(owner, "-x", bin.postgres)) return bin;
   const nativeDir = path.dirname(path.dirname(bin.postgres));
-  const stamp = createHash("sha256").update(nativeDir).update(String(fs.statSync(bin.postgres).size)).digest("hex");
+  const stamp = createHash("sha256")
+    .update(nativeDir)
+    .update(String(fs.statSync(bin.postgres).size))
+    .digest("hex");
   const copy = path.join(os.tmpdir(), `murmur-postgres-${stamp.slice(0, 16)}`);
   if (!fs.existsSync(path.join(copy, "bin", "postgres"))) {
     const partial = `${copy}.${process.pid}.partial`;
@@ -171,21 +186,32 @@ function initialise(bin: Binaries, dataDir: string, passwordFile: string, owner:
   fs.writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
 }
 
-/** A postgres left running by a process that was killed holds the data folder: stop it. */
-function stopOrphan(dataDir: string): void {
-  const pidFile = path.join(dataDir, "postmaster.pid");
-  if (!fs.existsSync(pidFile)) return;
-  const pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
-  if (!Number.isInteger(pid) || pid <= 0) return;
+function alive(pid: number): boolean {
   try {
-    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-    if (!cmdline.includes("postgres")) return;
-    process.kill(pid, "SIGINT");
-  } catch {
-    return; // not running: PostgreSQL clears a stale pid file itself
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/**
+ * The port of a PostgreSQL already serving `dataDir` for a live owner process. One left
+ * behind by a killed owner is stopped instead, and undefined returned.
+ */
+function runningCluster(dataDir: string, ownerFile: string): { port: number } | undefined {
+  const pidFile = path.join(dataDir, "postmaster.pid");
+  if (!fs.existsSync(pidFile)) return undefined;
+  const lines = fs.readFileSync(pidFile, "utf8").split("\n");
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return undefined; // stale file: PostgreSQL clears it
+  const ownerPid = fs.existsSync(ownerFile) ? Number(fs.readFileSync(ownerFile, "utf8")) : 0;
+  if (ownerPid > 0 && ownerPid !== process.pid && alive(ownerPid) && Number.isInteger(port)) return { port };
+  process.kill(pid, "SIGINT");
   const deadline = Date.now() + 15_000;
-  while (fs.existsSync(`/proc/${pid}`) && Date.now() < deadline) spawnSync("sleep", ["0.1"]);
+  while (alive(pid) && Date.now() < deadline) spawnSync("sleep", ["0.1"]);
+  return undefined;
 }
 
 function freePort(): Promise<number> {

@@ -7,7 +7,10 @@ export const AccountRef = builder.prismaObject("Account", {
   description: "An account, as its public view shows it; `email` only to its owner.",
   fields: (t) => ({
     id: t.id({ resolve: (a) => a.id.toString() }),
-    name: t.string({ description: "Qualified name `@name@host`.", resolve: (a, _args, ctx) => accounts.qualifiedNameOf(ctx, a) }),
+    name: t.string({
+      description: "Qualified name `@name@host`.",
+      resolve: (a, _args, ctx) => accounts.qualifiedNameOf(ctx, a),
+    }),
     nickname: t.exposeString("nickname"),
     bio: t.exposeString("bio"),
     avatar: t.string({ resolve: (a, _args, ctx) => fileUrl(ctx.config, a.avatarFileId) }),
@@ -20,15 +23,13 @@ export const AccountRef = builder.prismaObject("Account", {
   }),
 });
 
-const AccountUpdate = builder
-  .objectRef<accounts.UpdateAccountResult>("AccountUpdate")
-  .implement({
-    fields: (t) => ({
-      account: t.field({ type: AccountRef, resolve: (r) => r.account }),
-      etag: t.exposeString("etag", { description: "Pass as `ifMatch` to guard the next update." }),
-      emailChangePending: t.exposeBoolean("emailChangePending"),
-    }),
-  });
+const AccountUpdate = builder.objectRef<accounts.UpdateAccountResult>("AccountUpdate").implement({
+  fields: (t) => ({
+    account: t.field({ type: AccountRef, resolve: (r) => r.account }),
+    etag: t.exposeString("etag", { description: "Pass as `ifMatch` to guard the next update." }),
+    emailChangePending: t.exposeBoolean("emailChangePending"),
+  }),
+});
 
 const CreateAccountInput = builder.inputType("CreateAccountInput", {
   fields: (t) => ({

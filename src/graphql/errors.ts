@@ -3,7 +3,7 @@ import { DomainError, ERROR_CODES } from "../domain/errors.ts";
 import { builder } from "./builder.ts";
 
 const ErrorCodeEnum = builder.enumType("ErrorCode", {
-  description: "The same codes as the REST API's `{\"error\": CODE}`.",
+  description: 'The same codes as the REST API\'s `{"error": CODE}`.',
   values: ERROR_CODES,
 });
 

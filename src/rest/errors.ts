@@ -77,13 +77,22 @@ function databaseUnreachable(err: unknown): boolean {
   let e = err as { code?: unknown; kind?: unknown; cause?: unknown; message?: unknown } | undefined;
   while (e && typeof e === "object" && !seen.has(e)) {
     seen.add(e);
-    if (typeof e.code === "string" && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|57P01|57P03|P1001|P1002|P1017|P2024)$/.test(e.code)) {
+    if (
+      typeof e.code === "string" &&
+      /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|57P01|57P03|P1001|P1002|P1017|P2024)$/.test(e.code)
+    ) {
       return true;
     }
-    if (typeof e.kind === "string" && /^(DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections)$/.test(e.kind)) {
+    if (
+      typeof e.kind === "string" &&
+      /^(DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections)$/.test(e.kind)
+    ) {
       return true;
     }
-    if (typeof e.message === "string" && /Connection terminated|timeout exceeded when trying to connect/.test(e.message)) {
+    if (
+      typeof e.message === "string" &&
+      /Connection terminated|timeout exceeded when trying to connect/.test(e.message)
+    ) {
       return true;
     }
     e = e.cause as typeof e;

@@ -13,9 +13,10 @@ const jsonSchema = (schema: z.ZodType): Json => {
 function errorResponses(r: Route): Record<string, Json> {
   const byStatus = new Map<number, string[]>();
   for (const code of r.errors) {
-    const status = code === "UNAUTHORIZED" || (r.errors.includes("UNAUTHORIZED") && /_TOKEN$/.test(code))
-      ? 401
-      : (r.overrides?.[code] ?? STATUS[code]);
+    const status =
+      code === "UNAUTHORIZED" || (r.errors.includes("UNAUTHORIZED") && /_TOKEN$/.test(code))
+        ? 401
+        : (r.overrides?.[code] ?? STATUS[code]);
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: Record<string, Json> = {};
@@ -46,7 +47,12 @@ export function openApiDocument(routes: Route[], serverUrl: string): Json {
       required: true,
       schema: { type: "string" },
     }));
-    const headerParams = (r.headers ?? []).map((name) => ({ name, in: "header", required: false, schema: { type: "string" } }));
+    const headerParams = (r.headers ?? []).map((name) => ({
+      name,
+      in: "header",
+      required: false,
+      schema: { type: "string" },
+    }));
     const queryParams =
       r.query instanceof z.ZodObject
         ? Object.keys(r.query.shape).map((name) => ({ name, in: "query", required: false, schema: { type: "string" } }))
@@ -71,7 +77,7 @@ export function openApiDocument(routes: Route[], serverUrl: string): Json {
     info: {
       title: "Murmur",
       version: "0",
-      description: "Every path is also served under /v0. Errors are `{\"error\": CODE}`.",
+      description: 'Every path is also served under /v0. Errors are `{"error": CODE}`.',
     },
     servers: [{ url: serverUrl }],
     components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } } },

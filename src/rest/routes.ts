@@ -41,7 +41,13 @@ export function accountCreatedView(ctx: Context, a: Account): z.infer<typeof Acc
 }
 
 export function ownAccountView(ctx: Context, a: Account): z.infer<typeof OwnAccount> {
-  return { id: a.id.toString(), name: accounts.qualifiedNameOf(ctx, a), nickname: a.nickname, bio: a.bio, email: a.email };
+  return {
+    id: a.id.toString(),
+    name: accounts.qualifiedNameOf(ctx, a),
+    nickname: a.nickname,
+    bio: a.bio,
+    email: a.email,
+  };
 }
 
 export function publicAccountView(ctx: Context, a: Account): z.infer<typeof PublicAccount> {
@@ -71,7 +77,12 @@ function moderationRoute(method: "PUT" | "DELETE", action: "freeze" | "unfreeze"
     params: accountParams,
     body: emptyBody,
     success: { status: 204, description: "done" },
-    errors: [...(action === "freeze" ? (["ALREADY_FROZEN"] as const) : []), "NO_PERMISSION", "ACCOUNT_NOT_FOUND", ...CREDENTIALS],
+    errors: [
+      ...(action === "freeze" ? (["ALREADY_FROZEN"] as const) : []),
+      "NO_PERMISSION",
+      "ACCOUNT_NOT_FOUND",
+      ...CREDENTIALS,
+    ],
     run: (ctx, { params }) => accounts.moderate(ctx, params.account_name, action),
     reply: () => ({ status: 204 }),
   });

@@ -22,10 +22,10 @@ export function codePoints(text: string): number {
 }
 
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
-// No space, tab, full-width space, line breaks or NUL (spec 2.3).
-const PASSPHRASE_FORBIDDEN = /[ \t\u3000\r\n\u0000\u2028\u2029]/;
-// Control characters other than tab and line feed, and the Unicode non-characters.
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffe\uffff]/;
+// No space, tab, full-width space, newline or NUL (spec 2.3): no white space or control character.
+const PASSPHRASE_FORBIDDEN = /[\s\p{Cc}]/u;
+// Control characters other than tab and line feed, and the non-characters U+FFFE and U+FFFF.
+const CONTROL = /[^\P{Cc}\t\n]|[\ufffe\uffff]/u;
 const emailFormat = z.email();
 
 export function checkAccountName(name: string): void {
@@ -78,7 +78,9 @@ export function localNameOf(text: string, host: string): string | undefined {
   const match = /^@?([^@]+)(?:@([^@]+))?$/.exec(text);
   if (!match) return undefined;
   const [, name, nameHost] = match;
-  if (nameHost !== undefined && nameHost.toLowerCase() !== host.toLowerCase()) return undefined;
+  // The host may be given with or without PUBLIC_URL's port.
+  const hosts = [host.toLowerCase(), host.toLowerCase().replace(/:\d+$/, "")];
+  if (nameHost !== undefined && !hosts.includes(nameHost.toLowerCase())) return undefined;
   return NAME.test(name) ? name : undefined;
 }
 

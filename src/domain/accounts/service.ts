@@ -1,7 +1,7 @@
 // Accounts (spec 4.1, 3.1, 3.2; CONTRACT 4): registration, e-mail verification, the public
 // view, updates guarded by an ETag, roles, freezing and silencing.
 import { createHash, randomBytes } from "node:crypto";
-import { Prisma, uniqueViolation } from "../../db/client.ts";
+import { type Prisma, uniqueViolation } from "../../db/client.ts";
 import type { Account, EmailTokenPurpose, Role } from "../../generated/prisma/client.ts";
 import type { Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
@@ -217,7 +217,12 @@ export async function updateAccount(
 function etagMatches(header: string, etag: string): boolean {
   return header
     .split(",")
-    .map((part) => part.trim().replace(/^W\//, "").replace(/^"(.*)"$/, "$1"))
+    .map((part) =>
+      part
+        .trim()
+        .replace(/^W\//, "")
+        .replace(/^"(.*)"$/, "$1"),
+    )
     .some((candidate) => candidate === "*" || candidate === etag);
 }
 

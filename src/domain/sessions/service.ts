@@ -1,8 +1,8 @@
 // Sessions (spec 4.2, 5): login, refresh, and revocation of refresh tokens.
 import { CaptchaUnavailableError } from "../../captcha.ts";
 import type { Db } from "../../db/client.ts";
-import { codePoints, keyOf, LIMITS, localNameOf } from "../accounts/rules.ts";
 import { spendPassphraseCheck, verifyPassphrase } from "../accounts/passphrase.ts";
+import { codePoints, keyOf, LIMITS, localNameOf } from "../accounts/rules.ts";
 import type { Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { secondsSinceServiceEpoch } from "./tokens.ts";

@@ -1,6 +1,6 @@
 // Authorization and refresh tokens: EdDSA (Ed25519) JWTs signed by jose (CONTRACT 3).
 // Without TOKEN_SIGNING_KEY a fresh key is made per process, so tokens die with it (spec 5).
-import { createPrivateKey, createPublicKey, randomUUID, type KeyObject } from "node:crypto";
+import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from "node:crypto";
 import { errors, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { SERVICE_EPOCH_MS } from "../../db/snowflake.ts";
 import { DomainError } from "../errors.ts";

@@ -1,0 +1,85 @@
+// A Murmur server for one test file, on its own clone of the migrated template database.
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { FastifyInstance } from "fastify";
+import { inject } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import { ensureDatabase } from "../../src/db/database.ts";
+import type { Services } from "../../src/domain/context.ts";
+import { createLogger } from "../../src/log.ts";
+import { buildServer } from "../../src/server.ts";
+import { closeServices, createServices } from "../../src/services.ts";
+import { databaseUrl } from "./global-setup.ts";
+
+export const PUBLIC_URL = "http://murmur.test";
+export const HOST = "murmur.test";
+
+export interface Answer {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: test answers are read field by field
+  body: any;
+  headers: Record<string, string | string[] | number | undefined>;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  token?: string;
+  headers?: Record<string, string>;
+  /** Raw payload, sent as is (for malformed bodies). */
+  payload?: string | Buffer;
+}
+
+export interface TestServer {
+  app: FastifyInstance;
+  services: Services;
+  dataDir: string;
+  databaseUrl: string;
+  request(method: string, url: string, options?: RequestOptions): Promise<Answer>;
+  close(): Promise<void>;
+}
+
+/** A fresh database cloned from the template, and a server on it. `env` adds configuration. */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const adminUrl = inject("adminUrl");
+  const database = `murmur_test_${inject("runId")}_${randomBytes(4).toString("hex")}`;
+  await ensureDatabase(adminUrl, database, inject("templateDatabase"));
+  const url = databaseUrl(adminUrl, database);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-data-"));
+  const config = loadConfig({ DATA_DIR: dataDir, BCRYPT_COST: "4", PUBLIC_URL, LOG_LEVEL: "silent", ...env });
+  const services = await createServices(config, url, createLogger("silent"));
+  const app = await buildServer(services);
+  await app.ready();
+  return {
+    app,
+    services,
+    dataDir,
+    databaseUrl: url,
+    async request(method, requestUrl, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.token) headers.authorization = `Bearer ${options.token}`;
+      let payload = options.payload;
+      if (options.body !== undefined) {
+        payload = JSON.stringify(options.body);
+        headers["content-type"] ??= "application/json";
+      }
+      const response = await app.inject({
+        method: method as "GET",
+        url: requestUrl,
+        headers,
+        payload,
+      });
+      let body: unknown = response.body;
+      if (String(response.headers["content-type"] ?? "").includes("application/json") && response.body) {
+        body = JSON.parse(response.body);
+      }
+      return { status: response.statusCode, body, headers: response.headers };
+    },
+    async close() {
+      await app.close();
+      await closeServices(services);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
