@@ -1,6 +1,8 @@
-// Writes schema.graphql from the Pothos schema (`npm run schema`); a test fails when it is stale.
+// `npm run schema`: writes schema.graphql and openapi.json; test/generated.test.ts fails when they are stale.
 import fs from "node:fs";
-import { printSchemaFile } from "../src/graphql/print.ts";
+import { generatedFiles } from "../src/generated-files.ts";
 
-fs.writeFileSync(new URL("../schema.graphql", import.meta.url), printSchemaFile());
-console.log("wrote schema.graphql");
+for (const [name, text] of Object.entries(generatedFiles())) {
+  fs.writeFileSync(new URL(`../${name}`, import.meta.url), text);
+  console.log(`wrote ${name}`);
+}

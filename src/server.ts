@@ -17,7 +17,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 2048 },
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 16_384 },
     requestTimeout: 30_000,
     forceCloseConnections: "idle",
     return503OnClosing: true,
@@ -54,7 +54,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   methods.add("GET", "/healthz");
   methods.add("GET", "/readyz");
 
-  const document = openApiDocument(routes, services.config.publicUrl);
+  const document = openApiDocument(routes);
   app.get("/openapi.json", async () => document);
   methods.add("GET", "/openapi.json");
   await app.register(swagger, { mode: "static", specification: { document: document as never } });

@@ -37,7 +37,7 @@ function errorResponses(r: Route): Record<string, Json> {
   return responses;
 }
 
-export function openApiDocument(routes: Route[], serverUrl: string): Json {
+export function openApiDocument(routes: Route[]): Json {
   const paths: Record<string, Record<string, Json>> = {};
   for (const r of routes) {
     const path = r.path.replace(/:([A-Za-z_]+)/g, "{$1}");
@@ -79,7 +79,7 @@ export function openApiDocument(routes: Route[], serverUrl: string): Json {
       version: "0",
       description: 'Every path is also served under /v0. Errors are `{"error": CODE}`.',
     },
-    servers: [{ url: serverUrl }],
+    servers: [{ url: "/" }, { url: "/v0" }],
     components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } } },
     paths,
   };

@@ -1,0 +1,59 @@
+// The operator CLI (CONTRACT 1): role and announce, against a test database.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { account } from "./support/fixtures.ts";
+import { run } from "./support/process.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let env: Record<string, string>;
+beforeAll(async () => {
+  server = await startTestServer();
+  env = { DATABASE_URL: server.databaseUrl, DATA_DIR: server.dataDir, PUBLIC_URL: "http://murmur.test" };
+});
+afterAll(() => server.close());
+
+describe("cli", () => {
+  it("role makes an account a moderator, who may then freeze others", async () => {
+    const mod = await account(server, "climod");
+    await account(server, "clitarget");
+    const denied = await server.request("PUT", "/accounts/clitarget/freeze", { token: mod.token, body: {} });
+    expect(denied.status).toBe(403);
+
+    const result = await run("src/cli/main.ts", ["role", "@climod@murmur.test", "moderator"], env);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("climod is now moderator");
+    const frozen = await server.request("PUT", "/accounts/clitarget/freeze", { token: mod.token, body: {} });
+    expect(frozen.status).toBe(204);
+  });
+
+  it("role refuses an unknown role or account", async () => {
+    const badRole = await run("src/cli/main.ts", ["role", "climod", "king"], env);
+    expect(badRole.code).not.toBe(0);
+    expect(badRole.stderr).toMatch(/normal, moderator, admin/);
+    const noAccount = await run("src/cli/main.ts", ["role", "nobody", "admin"], env);
+    expect(noAccount.code).toBe(1);
+    expect(noAccount.stderr.trim()).toBe("error: ACCOUNT_NOT_FOUND");
+  });
+
+  it("announce publishes an announcement and prints its id", async () => {
+    const result = await run(
+      "src/cli/main.ts",
+      ["announce", "--type", "warn", "--title", "Maintenance", "--description", "Down at noon"],
+      env,
+    );
+    expect(result.code).toBe(0);
+    const id = result.stdout.trim();
+    expect(id).toMatch(/^[0-9]+$/);
+    const stored = await server.services.db.announcement.findUnique({ where: { id: BigInt(id) } });
+    expect(stored).toMatchObject({ type: "warn", title: "Maintenance", description: "Down at noon" });
+  });
+
+  it("has --help for every command", async () => {
+    for (const args of [["--help"], ["role", "--help"], ["announce", "--help"]]) {
+      const result = await run("src/cli/main.ts", args, env);
+      expect(result.code, args.join(" ")).toBe(0);
+      expect(result.stdout).toMatch(/Usage: murmur/);
+    }
+  });
+});

@@ -1,0 +1,36 @@
+// Runs Murmur's own entry points as child processes, as an operator would.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import path from "node:path";
+
+export const ROOT = path.resolve(import.meta.dirname, "../..");
+const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
+  const { DATABASE_URL: _, ...base } = process.env;
+  return spawn(TSX, [path.join(ROOT, script), ...args], {
+    cwd: ROOT,
+    env: { ...base, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+export async function run(script: string, args: string[], env: Record<string, string>): Promise<Run> {
+  const child = start(script, args, env);
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, stdout, stderr };
+}

@@ -1,0 +1,38 @@
+// Configuration is validated once; a bad value names its variable (CONTRACT 1).
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+
+describe("loadConfig", () => {
+  it("has the CONTRACT's defaults", () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe("127.0.0.1");
+    expect(config.publicUrl).toBe("http://localhost:3000");
+    expect(config.localHost).toBe("localhost:3000");
+    expect(config.captcha.provider).toBe("dev");
+    expect(config.rateLimitMultiplier).toBe(1);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.storageDir).toBe(`${config.dataDir}/files`);
+  });
+
+  it.each([
+    [{ PORT: "abc" }, "PORT"],
+    [{ PORT: "70000" }, "PORT"],
+    [{ PUBLIC_URL: "not a url" }, "PUBLIC_URL"],
+    [{ DATABASE_URL: "mysql://x" }, "DATABASE_URL"],
+    [{ SMTP_URL: "http://x" }, "SMTP_URL"],
+    [{ CAPTCHA_PROVIDER: "nope" }, "CAPTCHA_PROVIDER"],
+    [{ CAPTCHA_PROVIDER: "turnstile" }, "CAPTCHA_SECRET"],
+    [{ NODE_ENV: "production" }, "CAPTCHA_PROVIDER"],
+    [{ RATE_LIMIT_MULTIPLIER: "-1" }, "RATE_LIMIT_MULTIPLIER"],
+    [{ MEILI_URL: "meili" }, "MEILI_URL"],
+    [{ LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+  ])("refuses %o naming %s", (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${variable}\\b`));
+  });
+
+  it("never defaults to the dev captcha in production", () => {
+    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/CAPTCHA_PROVIDER/);
+    expect(loadConfig({ NODE_ENV: "production", CAPTCHA_PROVIDER: "dev" }).captcha.provider).toBe("dev");
+  });
+});
