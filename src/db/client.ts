@@ -15,17 +15,22 @@ export function createDb(databaseUrl: string, poolSize = 20): Db {
   return new PrismaClient({ adapter });
 }
 
-/** True when the error is a unique-constraint violation; `fields` are the columns it names. */
-export function uniqueViolation(err: unknown): { fields: string[] } | undefined {
+/**
+ * A unique-constraint violation, or undefined for any other error. `columns` names what was
+ * violated: the columns where Prisma reports them, else the index name (Prisma 7 with the pg
+ * adapter reports only that, e.g. `accounts_email_key_key`).
+ */
+export function uniqueViolation(err: unknown): { columns: string[] } | undefined {
   const e = err as { code?: string; meta?: Record<string, unknown> } | undefined;
   if (e?.code !== "P2002") return undefined;
   const meta = e.meta ?? {};
+  const constraint = (meta.driverAdapterError as { cause?: { constraint?: { fields?: string[]; index?: string } } })
+    ?.cause?.constraint;
   const target = meta.target;
-  const driver = meta.driverAdapterError as { cause?: { constraint?: { fields?: string[] } } } | undefined;
-  const fields = Array.isArray(target)
-    ? target.map(String)
-    : typeof target === "string"
-      ? [target]
-      : (driver?.cause?.constraint?.fields ?? []);
-  return { fields };
+  const columns = [
+    ...(Array.isArray(target) ? target.map(String) : typeof target === "string" ? [target] : []),
+    ...(constraint?.fields ?? []),
+    ...(constraint?.index ? [constraint.index] : []),
+  ];
+  return { columns };
 }

@@ -1,6 +1,7 @@
 // The Account type and the account queries and mutations.
 import * as accounts from "../domain/accounts/service.ts";
 import { fileUrl } from "../domain/drive/urls.ts";
+import type { Account } from "../generated/prisma/client.ts";
 import { builder } from "./builder.ts";
 
 export const AccountRef = builder.prismaObject("Account", {
@@ -20,6 +21,18 @@ export const AccountRef = builder.prismaObject("Account", {
     noteCount: t.exposeInt("notesCount"),
     locked: t.exposeBoolean("locked"),
     email: t.string({ nullable: true, resolve: (a, _args, ctx) => accounts.visibleEmail(ctx, a) }),
+  }),
+});
+
+// The create response (spec 4.1): it shows the registrant its e-mail, which Account shows
+// only to a logged-in owner.
+const NewAccount = builder.objectRef<Account>("NewAccount").implement({
+  description: "A registered account, not yet verified: id, qualified name and e-mail.",
+  fields: (t) => ({
+    id: t.id({ resolve: (a) => a.id.toString() }),
+    name: t.string({ resolve: (a, _args, ctx) => accounts.qualifiedNameOf(ctx, a) }),
+    email: t.exposeString("email"),
+    account: t.field({ type: AccountRef, resolve: (a) => a }),
   }),
 });
 
@@ -67,7 +80,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createAccount: t.field({
-    type: AccountRef,
+    type: NewAccount,
     errors: {},
     args: { input: t.arg({ type: CreateAccountInput, required: true }) },
     resolve: (_root, { input }, ctx) => accounts.register(ctx, input),

@@ -69,7 +69,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Acco
     // A concurrent registration won the race for the name or the e-mail.
     const unique = uniqueViolation(err);
     if (!unique) throw err;
-    throw new DomainError(unique.fields.some((f) => /email/.test(f)) ? "EMAIL_IN_USE" : "ACCOUNT_NAME_IN_USE");
+    throw new DomainError(unique.columns.some((c) => /email/.test(c)) ? "EMAIL_IN_USE" : "ACCOUNT_NAME_IN_USE");
   }
   await sendEmailToken(ctx, account, account.email, token);
   return account;
