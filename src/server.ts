@@ -64,6 +64,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     schema,
     graphqlEndpoint: "/graphql",
     graphiql: { title: "Murmur GraphiQL" },
+    // GraphiQL's scripts come from the package, not a CDN, so it works offline too; loaded on
+    // first use, as they weigh some 80 MB in memory.
+    renderGraphiQL: async (options) => (await import("@graphql-yoga/render-graphiql")).renderGraphiQL(options),
     landingPage: false,
     logging: {
       debug: (...args) => services.log.debug(args),

@@ -1,5 +1,6 @@
 // The OpenAPI document of the REST routes, generated from the route table.
 import { z } from "zod";
+import type { ErrorCode } from "../domain/errors.ts";
 import { STATUS } from "./errors.ts";
 import type { Route } from "./route.ts";
 
@@ -10,26 +11,27 @@ const jsonSchema = (schema: z.ZodType): Json => {
   return rest;
 };
 
+// What a route that requires credentials also answers (CONTRACT 2).
+const CREDENTIAL_ERRORS: [ErrorCode, number][] = [
+  ["UNAUTHORIZED", 401],
+  ["INVALID_TOKEN", 401],
+  ["EXPIRED_TOKEN", 401],
+  ["YOU_ARE_FROZEN", 403],
+];
+
 function errorResponses(r: Route): Record<string, Json> {
-  const byStatus = new Map<number, string[]>();
-  for (const code of r.errors) {
-    const status =
-      code === "UNAUTHORIZED" || (r.errors.includes("UNAUTHORIZED") && /_TOKEN$/.test(code))
-        ? 401
-        : (r.overrides?.[code] ?? STATUS[code]);
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-  }
+  const answers: [ErrorCode, number][] = r.errors.map((code) => [code, r.overrides?.[code] ?? STATUS[code]]);
+  if (r.auth !== "public") answers.push(...CREDENTIAL_ERRORS);
+  const byStatus = new Map<number, Set<ErrorCode>>();
+  for (const [code, status] of answers) byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code));
   const responses: Record<string, Json> = {};
-  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+  for (const [status, codeSet] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const codes = [...codeSet];
     responses[String(status)] = {
       description: codes.join(", "),
       content: {
         "application/json": {
-          schema: {
-            type: "object",
-            required: ["error"],
-            properties: { error: { type: "string", enum: codes } },
-          },
+          schema: { type: "object", required: ["error"], properties: { error: { type: "string", enum: codes } } },
         },
       },
     };
