@@ -1,7 +1,9 @@
 // Accounts over REST (spec 2.1-2.3, 3.1, 3.2, 4.1, 7, 8; CONTRACT 2-4): registration, e-mail
 // verification, the public view, ETag-guarded updates, freezing and silencing.
+
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectError } from "./support/expect.ts";
 import { account, mailedToken, PASSPHRASE, register, type TestAccount } from "./support/fixtures.ts";
 import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
 
@@ -30,10 +32,6 @@ afterAll(() => server.close());
 const md5 = (text: string) => createHash("md5").update(text, "utf8").digest("hex");
 const etagOf = (nickname: string, email: string) => `"${md5(`${nickname}:${email}`)}"`;
 const qualified = (name: string) => `@${name}@${HOST}`;
-
-function expectError(answer: Answer, status: number, code: string) {
-  expect({ status: answer.status, body: answer.body }).toEqual({ status, body: { error: code } });
-}
 
 function expectEmpty(answer: Answer, status = 204) {
   expect({ status: answer.status, body: answer.body }).toEqual({ status, body: "" });

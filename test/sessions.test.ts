@@ -1,5 +1,6 @@
 // Sessions and credentials (spec 4.2, 5, 7; CONTRACT 2 and 3): login, refresh, the tokens'
 // form and lifetimes, and the 401 family of the Authorization header.
+
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -12,8 +13,9 @@ import { TokenIssuer } from "../src/domain/sessions/tokens.ts";
 import { createLogger } from "../src/log.ts";
 import { buildServer } from "../src/server.ts";
 import { closeServices, createServices } from "../src/services.ts";
+import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, login, PASSPHRASE, register, type TestAccount } from "./support/fixtures.ts";
-import { type Answer, PUBLIC_URL, startTestServer, type TestServer } from "./support/server.ts";
+import { PUBLIC_URL, startTestServer, type TestServer } from "./support/server.ts";
 
 const SERVICE_EPOCH_MS = Date.UTC(2022, 0, 1);
 const ACCESS_LIFETIME = 900;
@@ -26,16 +28,6 @@ beforeAll(async () => {
   moderator = await account(server, "sess_mod", "moderator");
 });
 afterAll(() => server.close());
-
-function expectError(answer: Answer, status: number, code: string): void {
-  expect({ status: answer.status, body: answer.body }).toEqual({ status, body: { error: code } });
-}
-
-/** A 401 of the credential family: exact body and a `WWW-Authenticate: Bearer` challenge. */
-function expectUnauthorized(answer: Answer, code: string): void {
-  expectError(answer, 401, code);
-  expect(String(answer.headers["www-authenticate"])).toMatch(/^Bearer/);
-}
 
 function loginRequest(body: unknown) {
   return server.request("POST", "/login", { body });
