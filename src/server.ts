@@ -43,7 +43,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     return reply.code(404).send({ error: "NOT_FOUND" });
   });
 
-  mountRoutes(app, services, routes);
+  await mountRoutes(app, services, routes);
   for (const r of routes) methods.add(r.method, r.path);
 
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -8,6 +8,7 @@ import { SnowflakeGenerator } from "./db/snowflake.ts";
 import type { Services } from "./domain/context.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
+import { createLocalStorage } from "./storage/local.ts";
 
 export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
   return {
@@ -22,6 +23,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
       log,
     }),
     captcha: createCaptchaVerifier(config.captcha),
+    storage: await createLocalStorage(config.storageDir),
     log,
   };
 }

@@ -6,6 +6,7 @@ import type { Db } from "../db/client.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import type { Mailer } from "../mail/mailer.ts";
+import type { Storage } from "../storage/storage.ts";
 import type { DomainError } from "./errors.ts";
 import type { TokenIssuer } from "./sessions/tokens.ts";
 
@@ -16,6 +17,7 @@ export interface Services {
   tokens: TokenIssuer;
   mailer: Mailer;
   captcha: CaptchaVerifier;
+  storage: Storage;
   log: Logger;
 }
 

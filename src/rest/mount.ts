@@ -1,11 +1,13 @@
 // Serves the route table on Fastify, at / and under /v0 (CONTRACT 2).
+import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodType } from "zod";
 import type { Services } from "../domain/context.ts";
+import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
-import { authenticate } from "../domain/sessions/caller.ts";
+import { authenticate, requireAccount } from "../domain/sessions/caller.ts";
 import { sendError } from "./errors.ts";
-import type { Method, Route } from "./route.ts";
+import type { Method, MultipartBody, Route } from "./route.ts";
 
 export const PREFIXES = ["", "/v0"];
 
@@ -24,34 +26,96 @@ function headersOf(request: FastifyRequest): Record<string, string | undefined> 
   return headers;
 }
 
-export function mountRoutes(app: FastifyInstance, services: Services, routes: Route[]): void {
-  for (const prefix of PREFIXES) {
-    for (const r of routes) {
-      app.route({
-        method: r.method,
-        url: `${prefix}${r.path}`,
-        handler: async (request: FastifyRequest, reply: FastifyReply) => {
-          try {
-            const caller = await authenticate(services, request.headers.authorization, request.ip);
-            const ctx = { ...services, caller };
-            const input = {
-              params: parse(r.params, request.params),
-              query: parse(r.query, request.query),
-              // A missing body reads as {}: "members that are sent are ignored" also covers none.
-              body: parse(r.body, request.body ?? {}),
-              headers: headersOf(request),
-            };
-            const result = await r.run(ctx, input);
-            const answer = r.reply(result, ctx);
-            reply.code(answer.status).headers(answer.headers ?? {});
-            return answer.body === undefined ? reply.send() : reply.send(answer.body);
-          } catch (err) {
-            return sendError(request, reply, err, r.overrides);
-          }
-        },
-      });
+/** Reads a multipart body: text fields, and one `file` part streamed into scratch. */
+async function readMultipart(request: FastifyRequest, services: Services): Promise<MultipartBody> {
+  const body: MultipartBody = { fields: {} };
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === "field") {
+        body.fields[part.fieldname] = String(part.value);
+      } else if (part.fieldname === "file" && !body.upload) {
+        body.filename = part.filename || undefined;
+        body.upload = await receiveUpload(services, part.file);
+      } else {
+        part.file.resume(); // drained, not kept
+        throw new DomainError("INVALID_REQUEST");
+      }
     }
+  } catch (err) {
+    await body.upload?.discard();
+    if (err instanceof DomainError) throw err;
+    // Not multipart, malformed, or over the part limits.
+    throw new DomainError("INVALID_REQUEST");
   }
+  return body;
+}
+
+function handlerOf(services: Services, r: Route) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    let upload: ReceivedUpload | undefined;
+    try {
+      const caller = await authenticate(services, request.headers.authorization, request.ip);
+      const ctx = { ...services, caller };
+      let body: unknown;
+      if (r.multipart) {
+        // Refuse before reading up to 100 MB from someone who may not upload at all.
+        if (r.auth !== "public") requireAccount(ctx);
+        const multipartBody = await readMultipart(request, services);
+        upload = multipartBody.upload;
+        body = multipartBody;
+      } else {
+        // A missing body reads as {}: "members that are sent are ignored" also covers none.
+        body = parse(r.body, request.body ?? {});
+      }
+      const input = {
+        params: parse(r.params, request.params),
+        query: parse(r.query, request.query),
+        body,
+        headers: headersOf(request),
+      };
+      const result = await r.run(ctx, input);
+      const answer = r.reply(result, ctx);
+      reply.code(answer.status).headers(answer.headers ?? {});
+      return answer.body === undefined ? reply.send() : reply.send(answer.body);
+    } catch (err) {
+      return sendError(request, reply, err, r.overrides);
+    } finally {
+      await upload?.discard(); // a no-op once the upload became a drive file
+    }
+  };
+}
+
+function addRoutes(app: FastifyInstance, services: Services, routes: Route[]): void {
+  for (const prefix of PREFIXES) {
+    for (const r of routes) app.route({ method: r.method, url: `${prefix}${r.path}`, handler: handlerOf(services, r) });
+  }
+}
+
+export async function mountRoutes(app: FastifyInstance, services: Services, routes: Route[]): Promise<void> {
+  addRoutes(
+    app,
+    services,
+    routes.filter((r) => !r.multipart),
+  );
+  // Multipart bodies are parsed only where a route takes them, streamed, never buffered whole.
+  await app.register(async (scope) => {
+    await scope.register(multipart, {
+      limits: {
+        // One byte past the limit, so receiveUpload sees that the file is too big.
+        fileSize: MAX_FILE_SIZE + 1,
+        files: 1,
+        fields: 10,
+        fieldSize: 64 * 1024,
+        parts: 12,
+        headerPairs: 100,
+      },
+    });
+    addRoutes(
+      scope,
+      services,
+      routes.filter((r) => r.multipart),
+    );
+  });
 }
 
 /** The methods served at a path, to tell 405 from 404. */

@@ -1,6 +1,7 @@
 // The shape of one entry of the REST route table.
 import type { z } from "zod";
 import type { Context } from "../domain/context.ts";
+import type { ReceivedUpload } from "../domain/drive/service.ts";
 import type { ErrorCode } from "../domain/errors.ts";
 import type { StatusOverrides } from "./errors.ts";
 
@@ -11,6 +12,14 @@ export interface RouteInput<P, Q, B> {
   query: Q;
   body: B;
   headers: Record<string, string | undefined>;
+}
+
+/** The body of a multipart route: its text fields and its one file, received into scratch. */
+export interface MultipartBody {
+  fields: Record<string, string>;
+  upload?: ReceivedUpload;
+  /** The file part's own file name. */
+  filename?: string;
 }
 
 export interface RestReply {
@@ -27,6 +36,8 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   tag: string;
   /** `public`: credentials optional; `required`: 401 without them. For the documentation. */
   auth: "public" | "required" | "moderator";
+  /** The body is multipart/form-data, read as a MultipartBody; `body` then only documents it. */
+  multipart?: boolean;
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;

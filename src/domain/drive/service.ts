@@ -1,0 +1,209 @@
+// The drive (spec 4.5, 2.8; CONTRACT 7): uploads streamed to storage, sniffed and processed,
+// owner-only metadata, and the public file content behind each URL.
+import { randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { type Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { parseSnowflake } from "../../db/snowflake.ts";
+import type { DriveFile } from "../../generated/prisma/client.ts";
+import type { ByteRange } from "../../storage/storage.ts";
+import { codePoints } from "../accounts/rules.ts";
+import type { Context, Services } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import { requireAccount } from "../sessions/caller.ts";
+import { inspectMedia } from "./media.ts";
+
+export const MAX_FILE_SIZE = 104_857_600;
+export const MAX_FILE_NAME = 256;
+const PAGE = 100;
+
+/** An upload received into the scratch folder, not yet a drive file. */
+export interface ReceivedUpload {
+  path: string;
+  size: number;
+  /** More than MAX_FILE_SIZE bytes were sent; only the first ones were kept. */
+  tooBig: boolean;
+  /** Removes the scratch file unless it became a drive file. */
+  discard(): Promise<void>;
+}
+
+/**
+ * Streams an upload into the scratch folder without holding it in memory. Past MAX_FILE_SIZE
+ * bytes it stops writing but keeps reading, so the sender is answered, not cut off.
+ */
+export async function receiveUpload(services: Services, content: Readable): Promise<ReceivedUpload> {
+  const file = path.join(services.storage.scratchDir, randomBytes(12).toString("hex"));
+  let size = 0;
+  let tooBig = false;
+  const limit = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > MAX_FILE_SIZE) tooBig = true;
+      done(null, tooBig ? undefined : chunk);
+    },
+  });
+  const upload: ReceivedUpload = {
+    path: file,
+    get size() {
+      return size;
+    },
+    get tooBig() {
+      return tooBig;
+    },
+    discard: () => fs.rm(file, { force: true }),
+  };
+  try {
+    await pipeline(content, limit, createWriteStream(file));
+  } catch (err) {
+    await upload.discard();
+    // The multipart reader's own size limit (set just past ours) ends the stream with an error.
+    if (size > MAX_FILE_SIZE || isSizeLimitError(err)) return { ...upload, tooBig: true, size };
+    throw new DomainError("INVALID_REQUEST");
+  }
+  return upload;
+}
+
+function isSizeLimitError(err: unknown): boolean {
+  const e = err as { code?: string; status?: number; statusCode?: number };
+  return e?.code === "FST_REQ_FILE_TOO_LARGE" || e?.status === 413 || e?.statusCode === 413;
+}
+
+export interface UploadInput {
+  name?: string;
+  /** `true`/`false` as sent in a form, or a boolean. */
+  nsfw?: string | boolean;
+  upload?: ReceivedUpload;
+}
+
+function parseNsfw(value: string | boolean | undefined): boolean {
+  if (value === undefined || typeof value === "boolean") return value ?? false;
+  if (value === "true" || value === "false") return value === "true";
+  throw new DomainError("INVALID_REQUEST");
+}
+
+/** POST /drive: checks the upload, reads its type from its bytes, and stores it. */
+export async function uploadDriveFile(ctx: Context, input: UploadInput): Promise<DriveFile> {
+  const owner = requireAccount(ctx);
+  const { upload } = input;
+  if (!upload) throw new DomainError("INVALID_REQUEST");
+  if (upload.tooBig) throw new DomainError("FILE_SIZE_TOO_BIG");
+  const name = input.name ?? "";
+  if (codePoints(name) > MAX_FILE_NAME) throw new DomainError("FILE_NAME_TOO_LONG");
+  if (!name.trim() || !name.isWellFormed()) throw new DomainError("INVALID_REQUEST");
+  const nsfw = parseNsfw(input.nsfw);
+  if (upload.size === 0) throw new DomainError("INVALID_REQUEST");
+  return storeDriveFile(ctx, { ownerId: owner.id, name, nsfw, localPath: upload.path, size: upload.size });
+}
+
+export interface StoreInput {
+  /** null for the instance's own files (custom emoji images). */
+  ownerId: bigint | null;
+  name: string;
+  nsfw: boolean;
+  localPath: string;
+  size: number;
+}
+
+/** Moves a checked local file into storage as a drive file, with its thumbnail. */
+export async function storeDriveFile(services: Services, input: StoreInput): Promise<DriveFile> {
+  const media = await inspectMedia(input.localPath);
+  const id = services.ids.next();
+  const keys = [id.toString(), ...(media.thumbnail ? [thumbnailKey(id)] : [])];
+  try {
+    await services.storage.putFile(id.toString(), input.localPath);
+    if (media.thumbnail) await services.storage.putFile(thumbnailKey(id), media.thumbnail.path);
+    return await services.db.driveFile.create({
+      data: {
+        id,
+        ownerId: input.ownerId,
+        name: input.name,
+        mime: media.mime,
+        size: BigInt(input.size),
+        nsfw: input.nsfw,
+        blurhash: media.blurhash,
+        thumbnailSize: media.thumbnail?.size ?? null,
+      },
+    });
+  } catch (err) {
+    // Nothing half-written: no stored bytes without their row.
+    await Promise.all(keys.map((key) => services.storage.delete(key).catch(() => {})));
+    if (media.thumbnail) await fs.rm(media.thumbnail.path, { force: true });
+    throw err;
+  }
+}
+
+function thumbnailKey(id: bigint): string {
+  return `${id}.thumbnail`;
+}
+
+/** GET /drive: the caller's files, newest first; `beforeId` pages further (extension). */
+export async function listDriveFiles(ctx: Context, beforeId?: string): Promise<DriveFile[]> {
+  const owner = requireAccount(ctx);
+  let before: bigint | undefined;
+  if (beforeId !== undefined) {
+    before = parseSnowflake(beforeId);
+    if (before === undefined) throw new DomainError("INVALID_REQUEST");
+  }
+  return ctx.db.driveFile.findMany({
+    where: { ownerId: owner.id, ...(before === undefined ? {} : { id: { lt: before } }) },
+    orderBy: { id: "desc" },
+    take: PAGE,
+  });
+}
+
+/** One of the caller's files; another account's, or none, is FILE_NOT_FOUND. */
+export async function getDriveFile(ctx: Context, fileId: string): Promise<DriveFile> {
+  const owner = requireAccount(ctx);
+  const id = parseSnowflake(fileId);
+  const file = id === undefined ? null : await ctx.db.driveFile.findUnique({ where: { id } });
+  if (!file || file.ownerId !== owner.id) throw new DomainError("FILE_NOT_FOUND");
+  return file;
+}
+
+/** PUT /drive/{id}: the nsfw flag, which every note linked to the file shows. */
+export async function updateDriveFile(ctx: Context, fileId: string, nsfw: boolean): Promise<DriveFile> {
+  const file = await getDriveFile(ctx, fileId);
+  return ctx.db.driveFile.update({ where: { id: file.id }, data: { nsfw } });
+}
+
+/** DELETE /drive/{id}: the row, then its bytes; an avatar or header that was this file is unset. */
+export async function deleteDriveFile(ctx: Context, fileId: string): Promise<void> {
+  const file = await getDriveFile(ctx, fileId);
+  await ctx.db.$transaction([
+    ctx.db.account.updateMany({ where: { avatarFileId: file.id }, data: { avatarFileId: null } }),
+    ctx.db.account.updateMany({ where: { headerFileId: file.id }, data: { headerFileId: null } }),
+    ctx.db.driveFile.delete({ where: { id: file.id } }),
+  ]);
+  for (const key of [file.id.toString(), thumbnailKey(file.id)]) {
+    await ctx.storage.delete(key).catch((err) => ctx.log.warn({ err, key }, "stored file not removed"));
+  }
+}
+
+export interface FileContent {
+  file: DriveFile;
+  variant: "file" | "thumbnail";
+  mime: string;
+  size: number;
+  read(range?: ByteRange): Readable;
+}
+
+/** The bytes behind a file URL (public): the file itself or its thumbnail. */
+export async function openFileContent(
+  services: Services,
+  fileId: string,
+  variant: "file" | "thumbnail",
+): Promise<FileContent> {
+  const id = parseSnowflake(fileId);
+  const file = id === undefined ? null : await services.db.driveFile.findUnique({ where: { id } });
+  if (!file || (variant === "thumbnail" && file.thumbnailSize === null)) throw new DomainError("FILE_NOT_FOUND");
+  const key = variant === "file" ? file.id.toString() : thumbnailKey(file.id);
+  return {
+    file,
+    variant,
+    mime: variant === "file" ? file.mime : "image/webp",
+    size: variant === "file" ? Number(file.size) : (file.thumbnailSize ?? 0),
+    read: (range) => services.storage.read(key, range),
+  };
+}

@@ -1,0 +1,223 @@
+// Routes of accounts and sessions (spec 4.1, 4.2).
+import { z } from "zod";
+import * as accounts from "../../domain/accounts/service.ts";
+import type { Context } from "../../domain/context.ts";
+import { fileUrl } from "../../domain/drive/urls.ts";
+import * as sessions from "../../domain/sessions/service.ts";
+import type { Account } from "../../generated/prisma/client.ts";
+import { route } from "../route.ts";
+
+const accountParams = z.object({ account_name: z.string() });
+const emptyBody = z.unknown();
+
+// Response shapes, for the documentation and as the one place each mapping is written.
+const AccountCreated = z.object({ id: z.string(), name: z.string(), email: z.string() });
+const OwnAccount = z.object({
+  id: z.string(),
+  name: z.string(),
+  nickname: z.string(),
+  bio: z.string(),
+  email: z.string(),
+});
+const PublicAccount = z.object({
+  id: z.string(),
+  name: z.string(),
+  nickname: z.string(),
+  bio: z.string(),
+  avatar: z.string(),
+  header: z.string(),
+  followed_count: z.number(),
+  following_count: z.number(),
+  note_count: z.number(),
+});
+const Tokens = z.object({ authorization_token: z.string(), refresh_token: z.string(), expires_in: z.number() });
+const Refreshed = z.object({ authorization_token: z.string() });
+
+export function accountCreatedView(ctx: Context, a: Account): z.infer<typeof AccountCreated> {
+  return { id: a.id.toString(), name: accounts.qualifiedNameOf(ctx, a), email: a.email };
+}
+
+export function ownAccountView(ctx: Context, a: Account): z.infer<typeof OwnAccount> {
+  return {
+    id: a.id.toString(),
+    name: accounts.qualifiedNameOf(ctx, a),
+    nickname: a.nickname,
+    bio: a.bio,
+    email: a.email,
+  };
+}
+
+export function publicAccountView(ctx: Context, a: Account): z.infer<typeof PublicAccount> {
+  return {
+    id: a.id.toString(),
+    name: accounts.qualifiedNameOf(ctx, a),
+    nickname: a.nickname,
+    bio: a.bio,
+    avatar: fileUrl(ctx.config, a.avatarFileId),
+    header: fileUrl(ctx.config, a.headerFileId),
+    followed_count: a.followersCount,
+    following_count: a.followingCount,
+    note_count: a.notesCount,
+  };
+}
+
+const etagHeader = (etag: string) => ({ etag: `"${etag}"` });
+
+function moderationRoute(method: "PUT" | "DELETE", action: "freeze" | "unfreeze" | "silence" | "unsilence") {
+  const segment = action.replace(/^un/, "");
+  return route({
+    method,
+    path: `/accounts/:account_name/${segment}`,
+    summary: `${action[0].toUpperCase()}${action.slice(1)} an account (moderator or higher)`,
+    tag: "accounts",
+    auth: "moderator",
+    params: accountParams,
+    body: emptyBody,
+    success: { status: 204, description: "done" },
+    errors: [...(action === "freeze" ? (["ALREADY_FROZEN"] as const) : []), "NO_PERMISSION", "ACCOUNT_NOT_FOUND"],
+    run: (ctx, { params }) => accounts.moderate(ctx, params.account_name, action),
+    reply: () => ({ status: 204 }),
+  });
+}
+
+export const accountRoutes = [
+  route({
+    method: "POST",
+    path: "/accounts",
+    summary: "Create an account (state registering); a verification token is mailed",
+    tag: "accounts",
+    auth: "public",
+    body: z.object({ name: z.string(), email: z.string(), passphrase: z.string(), captcha_token: z.string() }),
+    success: { status: 200, description: "the new account", schema: AccountCreated },
+    errors: [
+      "INVALID_REQUEST",
+      "INVALID_ACCOUNT_NAME",
+      "TOO_LONG_ACCOUNT_NAME",
+      "INVALID_EMAIL",
+      "VULNERABLE_PASSPHRASE",
+      "YOU_ARE_BOT",
+      "ACCOUNT_NAME_IN_USE",
+      "EMAIL_IN_USE",
+    ],
+    run: (ctx, { body }) =>
+      accounts.register(ctx, {
+        name: body.name,
+        email: body.email,
+        passphrase: body.passphrase,
+        captchaToken: body.captcha_token,
+      }),
+    reply: (account, ctx) => ({ status: 200, body: accountCreatedView(ctx, account) }),
+  }),
+  route({
+    method: "GET",
+    path: "/accounts/:account_name",
+    summary: "Public view of an account; its owner also gets the ETag for updates",
+    tag: "accounts",
+    auth: "public",
+    params: accountParams,
+    success: { status: 200, description: "the account", schema: PublicAccount },
+    errors: ["ACCOUNT_NOT_FOUND"],
+    run: (ctx, { params }) => accounts.getAccount(ctx, params.account_name),
+    reply: ({ account, etag }, ctx) => ({
+      status: 200,
+      body: publicAccountView(ctx, account),
+      headers: etag ? etagHeader(etag) : {},
+    }),
+  }),
+  route({
+    method: "PATCH",
+    path: "/accounts/:account_name",
+    summary: "Edit the account; a new e-mail waits for confirmation (202)",
+    tag: "accounts",
+    auth: "required",
+    params: accountParams,
+    headers: ["If-Match"],
+    body: z.object({
+      nickname: z.string().optional(),
+      email: z.string().optional(),
+      passphrase: z.string().optional(),
+      bio: z.string().optional(),
+      locked: z.boolean().optional(),
+    }),
+    success: { status: 200, description: "the account (202 when an e-mail change is pending)", schema: OwnAccount },
+    errors: [
+      "INVALID_REQUEST",
+      "INVALID_SEQUENCE",
+      "INVALID_EMAIL",
+      "VULNERABLE_PASSPHRASE",
+      "EMAIL_IN_USE",
+      "NO_PERMISSION",
+      "ACCOUNT_NOT_FOUND",
+      "INVALID_ETAG",
+    ],
+    run: (ctx, { params, body, headers }) =>
+      accounts.updateAccount(ctx, params.account_name, { ...body, ifMatch: headers["if-match"] }),
+    reply: (result, ctx) => ({
+      status: result.emailChangePending ? 202 : 200,
+      body: ownAccountView(ctx, result.account),
+      headers: etagHeader(result.etag),
+    }),
+  }),
+  moderationRoute("PUT", "freeze"),
+  moderationRoute("DELETE", "unfreeze"),
+  moderationRoute("PUT", "silence"),
+  moderationRoute("DELETE", "unsilence"),
+  route({
+    method: "POST",
+    path: "/accounts/:account_name/resend_verify_email",
+    summary: "Send a new verification token; the earlier one stops working",
+    tag: "accounts",
+    auth: "public",
+    params: accountParams,
+    body: z.object({ captcha_token: z.string() }),
+    success: { status: 204, description: "sent" },
+    errors: ["INVALID_REQUEST", "YOU_ARE_BOT", "ACCOUNT_ALREADY_VERIFIED", "YOU_ARE_FROZEN", "ACCOUNT_NOT_FOUND"],
+    run: (ctx, { params, body }) => accounts.resendVerification(ctx, params.account_name, body.captcha_token),
+    reply: () => ({ status: 204 }),
+  }),
+  route({
+    method: "POST",
+    path: "/accounts/:account_name/verify_email",
+    summary: "Verify the e-mail address (registration or e-mail change) with the mailed token",
+    tag: "accounts",
+    auth: "public",
+    params: accountParams,
+    body: z.object({ token: z.string() }),
+    success: { status: 204, description: "verified" },
+    errors: ["INVALID_REQUEST", "INVALID_TOKEN", "EMAIL_IN_USE", "ACCOUNT_NOT_FOUND"],
+    run: (ctx, { params, body }) => accounts.verifyEmail(ctx, params.account_name, body.token),
+    reply: () => ({ status: 204 }),
+  }),
+  route({
+    method: "POST",
+    path: "/login",
+    summary: "Log in with a name (plain or qualified) and passphrase",
+    tag: "sessions",
+    auth: "public",
+    body: z.object({ name: z.string(), passphrase: z.string(), captcha_token: z.string() }),
+    success: { status: 200, description: "the tokens", schema: Tokens },
+    errors: ["INVALID_REQUEST", "FAILED_TO_LOGIN", "YOU_ARE_BOT", "YOU_ARE_FROZEN", "EMAIL_NOT_VERIFIED"],
+    run: (ctx, { body }) =>
+      sessions.login(ctx, { name: body.name, passphrase: body.passphrase, captchaToken: body.captcha_token }),
+    reply: (tokens) => ({
+      status: 200,
+      body: {
+        authorization_token: tokens.authorizationToken,
+        refresh_token: tokens.refreshToken,
+        expires_in: tokens.expiresIn,
+      },
+    }),
+  }),
+  route({
+    method: "POST",
+    path: "/refresh",
+    summary: "Exchange a refresh token for a new authorization token",
+    tag: "sessions",
+    auth: "public",
+    body: z.object({ refresh_token: z.string() }),
+    success: { status: 200, description: "a new authorization token", schema: Refreshed },
+    errors: ["INVALID_REQUEST", "INVALID_TOKEN", "EXPIRED_TOKEN", "YOU_ARE_FROZEN"],
+    run: (ctx, { body }) => sessions.refresh(ctx, body.refresh_token),
+    reply: (result) => ({ status: 200, body: { authorization_token: result.authorizationToken } }),
+  }),
+];

@@ -1,0 +1,125 @@
+// Routes of the drive (spec 4.5) and of the file URLs it hands out (CONTRACT 7).
+import { z } from "zod";
+import type { Context } from "../../domain/context.ts";
+import * as drive from "../../domain/drive/service.ts";
+import { fileUrl, thumbnailUrl } from "../../domain/drive/urls.ts";
+import type { DriveFile } from "../../generated/prisma/client.ts";
+import { fileReply } from "../files.ts";
+import { type MultipartBody, route } from "../route.ts";
+
+const fileParams = z.object({ file_id: z.string() });
+
+const DriveFileShape = z.object({
+  id: z.string(),
+  name: z.string(),
+  author_id: z.string(),
+  hash: z.string(),
+  mime: z.string(),
+  nsfw: z.boolean(),
+  url: z.string(),
+  thumbnail: z.string().optional(),
+});
+
+export function driveFileView(ctx: Context, f: DriveFile): z.infer<typeof DriveFileShape> {
+  return {
+    id: f.id.toString(),
+    name: f.name,
+    author_id: f.ownerId?.toString() ?? "",
+    hash: f.blurhash,
+    mime: f.mime,
+    nsfw: f.nsfw,
+    url: fileUrl(ctx.config, f.id),
+    ...(f.thumbnailSize === null ? {} : { thumbnail: thumbnailUrl(ctx.config, f.id) }),
+  };
+}
+
+function contentRoute(variant: "file" | "thumbnail") {
+  return route({
+    method: "GET",
+    path: variant === "file" ? "/files/:file_id" : "/files/:file_id/thumbnail",
+    summary:
+      variant === "file" ? "A file's bytes, with its stored type and Range support" : "An image's WebP thumbnail",
+    tag: "drive",
+    auth: "public",
+    params: fileParams,
+    headers: ["Range", "If-None-Match", "If-Range"],
+    success: { status: 200, description: "the bytes (206 for a range, 304 when unchanged, 416 out of range)" },
+    errors: ["FILE_NOT_FOUND"],
+    run: async (ctx, { params, headers }) => ({
+      content: await drive.openFileContent(ctx, params.file_id, variant),
+      headers,
+    }),
+    reply: ({ content, headers }) => fileReply(content, headers),
+  });
+}
+
+export const driveRoutes = [
+  route({
+    method: "POST",
+    path: "/drive",
+    summary: "Upload a file (multipart: name, file, nsfw); its type is read from its bytes",
+    tag: "drive",
+    auth: "required",
+    multipart: true,
+    body: z.object({ name: z.string(), file: z.string(), nsfw: z.enum(["true", "false"]).optional() }),
+    success: { status: 200, description: "the drive file", schema: DriveFileShape },
+    errors: ["INVALID_REQUEST", "FILE_SIZE_TOO_BIG", "FILE_NAME_TOO_LONG", "UNSUPPORTED_FILE_TYPE"],
+    run: (ctx, { body }) => {
+      const { fields, upload, filename } = body as unknown as MultipartBody;
+      return drive.uploadDriveFile(ctx, { name: fields.name ?? filename, nsfw: fields.nsfw, upload });
+    },
+    reply: (file, ctx) => ({ status: 200, body: driveFileView(ctx, file) }),
+  }),
+  route({
+    method: "GET",
+    path: "/drive",
+    summary: "The caller's files, newest first (100 a page; before_id pages further)",
+    tag: "drive",
+    auth: "required",
+    query: z.object({ before_id: z.string().optional() }),
+    success: { status: 200, description: "the files", schema: z.array(DriveFileShape) },
+    errors: ["INVALID_REQUEST"],
+    run: (ctx, { query }) => drive.listDriveFiles(ctx, query.before_id),
+    reply: (files, ctx) => ({ status: 200, body: files.map((f) => driveFileView(ctx, f)) }),
+  }),
+  route({
+    method: "GET",
+    path: "/drive/:file_id",
+    summary: "One of the caller's files",
+    tag: "drive",
+    auth: "required",
+    params: fileParams,
+    success: { status: 200, description: "the drive file", schema: DriveFileShape },
+    errors: ["FILE_NOT_FOUND"],
+    run: (ctx, { params }) => drive.getDriveFile(ctx, params.file_id),
+    reply: (file, ctx) => ({ status: 200, body: driveFileView(ctx, file) }),
+  }),
+  route({
+    method: "PUT",
+    path: "/drive/:file_id",
+    summary: "Set the nsfw flag; every note linked to the file shows it",
+    tag: "drive",
+    auth: "required",
+    params: fileParams,
+    body: z.object({ nsfw: z.boolean() }),
+    success: { status: 200, description: "the drive file", schema: DriveFileShape },
+    errors: ["INVALID_REQUEST", "FILE_NOT_FOUND"],
+    run: (ctx, { params, body }) => drive.updateDriveFile(ctx, params.file_id, body.nsfw),
+    reply: (file, ctx) => ({ status: 200, body: driveFileView(ctx, file) }),
+  }),
+  route({
+    method: "DELETE",
+    path: "/drive/:file_id",
+    summary: "Delete a file; it leaves every note linked to it and its URL answers 404",
+    tag: "drive",
+    auth: "required",
+    params: fileParams,
+    body: z.unknown(),
+    success: { status: 204, description: "deleted" },
+    errors: ["FILE_NOT_FOUND"],
+    run: (ctx, { params }) => drive.deleteDriveFile(ctx, params.file_id),
+    reply: () => ({ status: 204 }),
+  }),
+  contentRoute("file"),
+  contentRoute("thumbnail"),
+];
