@@ -2,8 +2,10 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { processRequest } from "graphql-upload-minimal";
 import { createYoga } from "graphql-yoga";
 import type { Services } from "./domain/context.ts";
+import { MAX_FILE_SIZE } from "./domain/drive/service.ts";
 import { authenticate } from "./domain/sessions/caller.ts";
 import { schema } from "./graphql/index.ts";
 import { sendError } from "./rest/errors.ts";
@@ -68,6 +70,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     // first use, as they weigh some 80 MB in memory.
     renderGraphiQL: async (options) => (await import("@graphql-yoga/render-graphiql")).renderGraphiQL(options),
     landingPage: false,
+    // Bodies are bounded before yoga sees them: JSON by Fastify's 1 MiB limit, uploads by the
+    // streaming limits above. Yoga's own Content-Length check would refuse a legal 100 MB upload.
+    maxRequestBodySize: false,
     logging: {
       debug: (...args) => services.log.debug(args),
       info: (...args) => services.log.info(args),
@@ -79,17 +84,33 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
       caller: await authenticate(services, req.headers.authorization, req.ip),
     }),
   });
-  app.route({
-    url: "/graphql",
-    method: ["GET", "POST", "OPTIONS"],
-    handler: async (request, reply) => {
-      const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
-      response.headers.forEach((value, key) => {
-        reply.header(key, value);
-      });
-      reply.status(response.status);
-      return reply.send(response.body);
-    },
+  // In its own context: multipart bodies here are GraphQL uploads, read as streams by
+  // graphql-upload-minimal rather than by a content-type parser.
+  await app.register(async (scope) => {
+    scope.addContentTypeParser("multipart/form-data", (_request, _payload, done) => done(null));
+    scope.route({
+      url: "/graphql",
+      method: ["GET", "POST", "OPTIONS"],
+      handler: async (request, reply) => {
+        if (request.headers["content-type"]?.startsWith("multipart/form-data")) {
+          try {
+            request.body = await processRequest(request.raw, reply.raw, {
+              maxFileSize: MAX_FILE_SIZE + 1,
+              maxFiles: 1,
+              maxFieldSize: JSON_BODY_LIMIT,
+            });
+          } catch {
+            return reply.code(400).send({ error: "INVALID_REQUEST" });
+          }
+        }
+        const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+        response.headers.forEach((value, key) => {
+          reply.header(key, value);
+        });
+        reply.status(response.status);
+        return reply.send(response.body);
+      },
+    });
   });
   methods.add("*", "/graphql");
 

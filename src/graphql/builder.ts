@@ -2,6 +2,7 @@
 import SchemaBuilder from "@pothos/core";
 import ErrorsPlugin from "@pothos/plugin-errors";
 import PrismaPlugin from "@pothos/plugin-prisma";
+import type { FileUpload } from "graphql-upload-minimal";
 import type { Context } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import type PrismaTypes from "../generated/pothos-types.ts";
@@ -11,6 +12,7 @@ export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
   DefaultFieldNullability: false;
+  Scalars: { Upload: { Input: Promise<FileUpload>; Output: never } };
 }>({
   plugins: [ErrorsPlugin, PrismaPlugin],
   defaultFieldNullability: false,

@@ -3,5 +3,6 @@ import { builder } from "./builder.ts";
 import "./errors.ts";
 import "./account.ts";
 import "./session.ts";
+import "./drive.ts";
 
 export const schema = builder.toSchema({ sortSchema: true });

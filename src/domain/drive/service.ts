@@ -97,6 +97,27 @@ export async function uploadDriveFile(ctx: Context, input: UploadInput): Promise
   return storeDriveFile(ctx, { ownerId: owner.id, name, nsfw, localPath: upload.path, size: upload.size });
 }
 
+/** An upload whose bytes come as one stream (GraphQL): checked, received, then stored. */
+export async function uploadDriveFileFromStream(
+  ctx: Context,
+  input: { name?: string; nsfw?: boolean; open: () => Readable },
+): Promise<DriveFile> {
+  requireAccount(ctx); // before reading up to 100 MB
+  let content: Readable;
+  try {
+    content = input.open();
+  } catch (err) {
+    // The upload reader refuses to open a file it already cut off at its size limit.
+    throw new DomainError(isSizeLimitError(err) ? "FILE_SIZE_TOO_BIG" : "INVALID_REQUEST");
+  }
+  const upload = await receiveUpload(ctx, content);
+  try {
+    return await uploadDriveFile(ctx, { name: input.name, nsfw: input.nsfw, upload });
+  } finally {
+    await upload.discard();
+  }
+}
+
 export interface StoreInput {
   /** null for the instance's own files (custom emoji images). */
   ownerId: bigint | null;

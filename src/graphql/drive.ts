@@ -1,0 +1,77 @@
+// The DriveFile type, the drive queries and mutations, and uploads (the Upload scalar of
+// graphql-upload-minimal, streamed like REST uploads).
+import { GraphQLUpload } from "graphql-upload-minimal";
+import * as drive from "../domain/drive/service.ts";
+import { fileUrl, thumbnailUrl } from "../domain/drive/urls.ts";
+import { builder } from "./builder.ts";
+
+const Upload = builder.addScalarType("Upload", GraphQLUpload, {});
+
+export const DriveFileRef = builder.prismaObject("DriveFile", {
+  description: "An uploaded file; its type is read from its bytes.",
+  fields: (t) => ({
+    id: t.id({ resolve: (f) => f.id.toString() }),
+    name: t.exposeString("name"),
+    authorId: t.id({ nullable: true, resolve: (f) => f.ownerId?.toString() ?? null }),
+    hash: t.exposeString("blurhash", { description: "Blurhash of the thumbnail; empty for non-images." }),
+    mime: t.exposeString("mime"),
+    size: t.int({ resolve: (f) => Number(f.size) }),
+    nsfw: t.exposeBoolean("nsfw"),
+    url: t.string({ resolve: (f, _args, ctx) => fileUrl(ctx.config, f.id) }),
+    thumbnail: t.string({
+      nullable: true,
+      resolve: (f, _args, ctx) => (f.thumbnailSize === null ? null : thumbnailUrl(ctx.config, f.id)),
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  driveFiles: t.field({
+    type: [DriveFileRef],
+    errors: {},
+    description: "The caller's files, newest first, 100 at a time.",
+    args: { before: t.arg.id() },
+    resolve: (_root, args, ctx) => drive.listDriveFiles(ctx, args.before?.toString()),
+  }),
+  driveFile: t.field({
+    type: DriveFileRef,
+    errors: {},
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => drive.getDriveFile(ctx, args.id.toString()),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  uploadFile: t.field({
+    type: DriveFileRef,
+    errors: {},
+    description: "Upload a file (GraphQL multipart request). `name` defaults to the file's own name.",
+    args: {
+      file: t.arg({ type: Upload, required: true }),
+      name: t.arg.string(),
+      nsfw: t.arg.boolean(),
+    },
+    resolve: async (_root, args, ctx) => {
+      const file = await args.file;
+      return drive.uploadDriveFileFromStream(ctx, {
+        name: args.name ?? file.filename,
+        nsfw: args.nsfw ?? undefined,
+        open: () => file.createReadStream(),
+      });
+    },
+  }),
+  updateFile: t.field({
+    type: DriveFileRef,
+    errors: {},
+    args: { id: t.arg.id({ required: true }), nsfw: t.arg.boolean({ required: true }) },
+    resolve: (_root, args, ctx) => drive.updateDriveFile(ctx, args.id.toString(), args.nsfw),
+  }),
+  deleteFile: t.boolean({
+    errors: {},
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      await drive.deleteDriveFile(ctx, args.id.toString());
+      return true;
+    },
+  }),
+}));
