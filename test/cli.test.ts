@@ -50,10 +50,37 @@ describe("cli", () => {
   });
 
   it("has --help for every command", async () => {
-    for (const args of [["--help"], ["role", "--help"], ["announce", "--help"]]) {
+    for (const args of [["--help"], ["role", "--help"], ["announce", "--help"], ["emoji", "add", "--help"]]) {
       const result = await run("src/cli/main.ts", args, env);
       expect(result.code, args.join(" ")).toBe(0);
       expect(result.stdout).toMatch(/Usage: murmur/);
     }
+  });
+});
+
+describe("cli emoji", () => {
+  it("emoji add stores the image as an instance file and prints the emoji id", async () => {
+    const { image } = await import("./support/media.ts");
+    const fs = await import("node:fs");
+    const path = await import("node:path");
+    const file = path.join(server.dataDir, "blobcat.png");
+    fs.writeFileSync(file, await image("png", 64, 64));
+    const result = await run("src/cli/main.ts", ["emoji", "add", "blobcat", file], env);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const id = BigInt(result.stdout.trim());
+    const emoji = await server.services.db.customEmoji.findUnique({ where: { id }, include: { file: true } });
+    expect(emoji).toMatchObject({ alias: "blobcat", file: { ownerId: null, mime: "image/png" } });
+    const served = await server.request("GET", `/files/${emoji?.fileId}`);
+    expect(served.status).toBe(200);
+    expect(served.headers["content-type"]).toBe("image/png");
+
+    const again = await run("src/cli/main.ts", ["emoji", "add", "blobcat", file], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toBe("error: INVALID_REQUEST");
+    const notImage = path.join(server.dataDir, "notes.txt");
+    fs.writeFileSync(notImage, "just text");
+    const refused = await run("src/cli/main.ts", ["emoji", "add", "notes", notImage], env);
+    expect(refused.stderr.trim()).toBe("error: UNSUPPORTED_FILE_TYPE");
   });
 });

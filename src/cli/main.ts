@@ -5,6 +5,7 @@ import { startDatabase } from "../db/database.ts";
 import { setRole } from "../domain/accounts/service.ts";
 import { createAnnouncement } from "../domain/announcements/service.ts";
 import type { Services } from "../domain/context.ts";
+import { addCustomEmoji } from "../domain/emoji/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { createLogger } from "../log.ts";
 import { closeServices, createServices } from "../services.ts";
@@ -62,6 +63,20 @@ program
     withServices(async (services) => {
       const announcement = await createAnnouncement(services, options);
       console.log(announcement.id.toString());
+    }),
+  );
+
+const emoji = program.command("emoji").description("custom emoji, used in reactions as <:alias:id>");
+
+emoji
+  .command("add")
+  .description("add a custom emoji from an image file; prints its id")
+  .argument("<alias>", "2 to 64 letters, digits or _")
+  .argument("<image_file>", "PNG, APNG, GIF, JPEG, WebP or AVIF")
+  .action((alias: string, imageFile: string) =>
+    withServices(async (services) => {
+      const created = await addCustomEmoji(services, alias, imageFile);
+      console.log(created.id.toString());
     }),
   );
 

@@ -60,6 +60,8 @@ const UpdateAccountInput = builder.inputType("UpdateAccountInput", {
     passphrase: t.string(),
     bio: t.string(),
     locked: t.boolean(),
+    avatarFileId: t.id({ description: "One of your image files; empty to unset." }),
+    headerFileId: t.id({ description: "One of your image files; empty to unset." }),
   }),
 });
 
@@ -116,6 +118,8 @@ builder.mutationFields((t) => ({
         passphrase: input.passphrase ?? undefined,
         bio: input.bio ?? undefined,
         locked: input.locked ?? undefined,
+        avatarFileId: input.avatarFileId?.toString(),
+        headerFileId: input.headerFileId?.toString(),
         ifMatch: ifMatch ?? undefined,
       }),
   }),

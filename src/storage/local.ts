@@ -5,12 +5,19 @@ import path from "node:path";
 import type { ByteRange, Storage } from "./storage.ts";
 
 const KEY = /^[0-9A-Za-z._-]{1,100}$/;
+const SCRATCH_MAX_AGE_MS = 60 * 60 * 1000;
 
 export async function createLocalStorage(root: string): Promise<Storage> {
   const scratchDir = path.join(root, ".uploads");
-  // Uploads cut short by a crash left their scratch files: nothing refers to them.
-  await fs.rm(scratchDir, { recursive: true, force: true });
   await fs.mkdir(scratchDir, { recursive: true });
+  // Uploads cut short by a crash left scratch files nothing refers to. Only old ones go: another
+  // process (the CLI beside a running server) may be receiving uploads right now.
+  const stale = Date.now() - SCRATCH_MAX_AGE_MS;
+  for (const name of await fs.readdir(scratchDir)) {
+    const file = path.join(scratchDir, name);
+    const stat = await fs.stat(file).catch(() => undefined);
+    if (stat && stat.mtimeMs < stale) await fs.rm(file, { recursive: true, force: true });
+  }
 
   const pathOf = (key: string) => {
     if (!KEY.test(key) || key.startsWith(".")) throw new Error(`bad storage key ${JSON.stringify(key)}`);

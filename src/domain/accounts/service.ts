@@ -4,6 +4,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { type Prisma, uniqueViolation } from "../../db/client.ts";
 import type { Account, EmailTokenPurpose, Role } from "../../generated/prisma/client.ts";
 import type { Context, Services } from "../context.ts";
+import { ownImageId } from "../drive/service.ts";
 import { DomainError } from "../errors.ts";
 import { optionalAccount, requireAccount, requireModerator, roleRank } from "../sessions/caller.ts";
 import { checkCaptcha, revokeSessions } from "../sessions/service.ts";
@@ -159,6 +160,9 @@ export interface UpdateAccountInput {
   passphrase?: string;
   bio?: string;
   locked?: boolean;
+  /** Extension: one of the owner's image files, or "" to unset. */
+  avatarFileId?: string;
+  headerFileId?: string;
   /** The If-Match header: the ETag the client last saw, or a list of them, or `*`. */
   ifMatch?: string;
 }
@@ -177,8 +181,8 @@ export async function updateAccount(
   const caller = requireAccount(ctx);
   const target = await findAccount(ctx, nameOrId);
   if (target.id !== caller.id) throw new DomainError("NO_PERMISSION");
-  const { nickname, email, passphrase, bio, locked } = input;
-  if ([nickname, email, passphrase, bio, locked].every((v) => v === undefined)) {
+  const { nickname, email, passphrase, bio, locked, avatarFileId, headerFileId } = input;
+  if ([nickname, email, passphrase, bio, locked, avatarFileId, headerFileId].every((v) => v === undefined)) {
     throw new DomainError("INVALID_REQUEST");
   }
   // Every requested change is validated before any is applied.
@@ -186,6 +190,8 @@ export async function updateAccount(
   if (bio !== undefined) checkText(bio, 0, LIMITS.bioMax, true);
   if (email !== undefined) checkEmail(email);
   if (passphrase !== undefined) checkPassphrase(passphrase);
+  const avatar = avatarFileId === undefined ? undefined : await ownImageId(ctx, caller.id, avatarFileId);
+  const header = headerFileId === undefined ? undefined : await ownImageId(ctx, caller.id, headerFileId);
   const passphraseHash = passphrase === undefined ? undefined : await hashPassphrase(passphrase, ctx.config.bcryptCost);
   const token = newEmailToken();
 
@@ -205,7 +211,7 @@ export async function updateAccount(
     }
     const account = await tx.account.update({
       where: { id: target.id },
-      data: { nickname, bio, locked, passphraseHash },
+      data: { nickname, bio, locked, passphraseHash, avatarFileId: avatar, headerFileId: header },
     });
     if (passphraseHash) await revokeSessions(tx, target.id);
     return { account, emailChange };

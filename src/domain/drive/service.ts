@@ -183,6 +183,20 @@ export async function getDriveFile(ctx: Context, fileId: string): Promise<DriveF
   return file;
 }
 
+/**
+ * The id of the caller's image file named by `fileId` (an avatar or header), null for "" (unset).
+ * Another account's file, or none, is FILE_NOT_FOUND; a file that is not an image,
+ * UNSUPPORTED_FILE_TYPE.
+ */
+export async function ownImageId(ctx: Context, ownerId: bigint, fileId: string): Promise<bigint | null> {
+  if (fileId === "") return null;
+  const id = parseSnowflake(fileId);
+  const file = id === undefined ? null : await ctx.db.driveFile.findUnique({ where: { id } });
+  if (!file || file.ownerId !== ownerId) throw new DomainError("FILE_NOT_FOUND");
+  if (!file.mime.startsWith("image/")) throw new DomainError("UNSUPPORTED_FILE_TYPE");
+  return file.id;
+}
+
 /** PUT /drive/{id}: the nsfw flag, which every note linked to the file shows. */
 export async function updateDriveFile(ctx: Context, fileId: string, nsfw: boolean): Promise<DriveFile> {
   const file = await getDriveFile(ctx, fileId);

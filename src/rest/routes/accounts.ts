@@ -138,6 +138,8 @@ export const accountRoutes = [
       passphrase: z.string().optional(),
       bio: z.string().optional(),
       locked: z.boolean().optional(),
+      avatar_file_id: z.string().optional(),
+      header_file_id: z.string().optional(),
     }),
     success: { status: 200, description: "the account (202 when an e-mail change is pending)", schema: OwnAccount },
     errors: [
@@ -149,9 +151,20 @@ export const accountRoutes = [
       "NO_PERMISSION",
       "ACCOUNT_NOT_FOUND",
       "INVALID_ETAG",
+      "FILE_NOT_FOUND",
+      "UNSUPPORTED_FILE_TYPE",
     ],
     run: (ctx, { params, body, headers }) =>
-      accounts.updateAccount(ctx, params.account_name, { ...body, ifMatch: headers["if-match"] }),
+      accounts.updateAccount(ctx, params.account_name, {
+        nickname: body.nickname,
+        email: body.email,
+        passphrase: body.passphrase,
+        bio: body.bio,
+        locked: body.locked,
+        avatarFileId: body.avatar_file_id,
+        headerFileId: body.header_file_id,
+        ifMatch: headers["if-match"],
+      }),
     reply: (result, ctx) => ({
       status: result.emailChangePending ? 202 : 200,
       body: ownAccountView(ctx, result.account),
