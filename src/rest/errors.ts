@@ -122,5 +122,10 @@ export function answerFor(err: unknown, overrides: StatusOverrides = {}): ErrorA
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown, overrides?: StatusOverrides) {
   const answer = answerFor(err, overrides);
   if (answer.status >= 500) request.log.error({ err }, "request failed");
-  return reply.code(answer.status).headers(answer.headers).send({ error: answer.code });
+  // Always JSON, whatever a failed answer had set before (a file's type, say).
+  return reply
+    .code(answer.status)
+    .headers(answer.headers)
+    .type("application/json; charset=utf-8")
+    .send({ error: answer.code });
 }

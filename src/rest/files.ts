@@ -32,7 +32,7 @@ export function fileReply(content: FileContent, request: Record<string, string |
     if (ranges === -1) {
       return {
         status: 416,
-        headers: { ...headers, "content-range": `bytes */${size}` },
+        headers: { ...headers, "content-type": "application/json; charset=utf-8", "content-range": `bytes */${size}` },
         body: { error: "INVALID_REQUEST" },
       };
     }

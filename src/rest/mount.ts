@@ -44,6 +44,8 @@ async function readMultipart(request: FastifyRequest, services: Services): Promi
   } catch (err) {
     await body.upload?.discard();
     if (err instanceof DomainError) throw err;
+    // The file went past the size limit: the reader reports it here, not on the file stream.
+    if ((err as { code?: string }).code === "FST_REQ_FILE_TOO_LARGE") throw new DomainError("FILE_SIZE_TOO_BIG");
     // Not multipart, malformed, or over the part limits.
     throw new DomainError("INVALID_REQUEST");
   }
@@ -75,12 +77,13 @@ function handlerOf(services: Services, r: Route) {
       };
       const result = await r.run(ctx, input);
       const answer = r.reply(result, ctx);
+      await upload?.discard(); // a no-op once the upload became a drive file
       reply.code(answer.status).headers(answer.headers ?? {});
       return answer.body === undefined ? reply.send() : reply.send(answer.body);
     } catch (err) {
+      // Nothing of a refused upload is left once the client has its answer.
+      await upload?.discard();
       return sendError(request, reply, err, r.overrides);
-    } finally {
-      await upload?.discard(); // a no-op once the upload became a drive file
     }
   };
 }

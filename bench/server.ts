@@ -1,0 +1,86 @@
+// Starts Murmur as a child process for a benchmark (embedded PostgreSQL in a temporary folder
+// unless DATABASE_URL is set) and gives a logged-in account on it.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+export interface BenchServer {
+  url: string;
+  pid: number;
+  token: string;
+  stop(): Promise<void>;
+}
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function json(url: string, body: unknown, token?: string) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+export async function startBenchServer(): Promise<BenchServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-bench-"));
+  fs.chmodSync(dataDir, 0o755);
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "src/main.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn", BCRYPT_COST: "4" },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (
+    !(await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error("the server did not start");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const name = "bencher";
+  await json(`${url}/accounts`, {
+    name,
+    email: "bench@example.com",
+    passphrase: "bench-passphrase",
+    captcha_token: "ok",
+  });
+  const outbox = path.join(dataDir, "outbox");
+  const mail = fs.readFileSync(path.join(outbox, fs.readdirSync(outbox)[0]), "utf8");
+  const verification = /^Verification token: (\S+)$/m.exec(mail)?.[1];
+  await json(`${url}/accounts/${name}/verify_email`, { token: verification });
+  const login = await json(`${url}/login`, { name, passphrase: "bench-passphrase", captcha_token: "ok" });
+  return {
+    url,
+    pid: child.pid ?? 0,
+    token: login.body.authorization_token,
+    async stop() {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The resident set size of a process, in bytes (Linux). */
+export function rssOf(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+}
