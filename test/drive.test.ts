@@ -9,7 +9,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
-import { apng, image, ogg, wav, webm } from "./support/media.ts";
+import { apng, image, ogg, pngBomb, wav, webm } from "./support/media.ts";
 import { type Answer, PUBLIC_URL, startTestServer, type TestServer } from "./support/server.ts";
 
 const MAX_FILE_SIZE = 104_857_600;
@@ -265,6 +265,13 @@ describe("upload errors", () => {
   it("refuses a truncated PNG (first 60 bytes) with 400 UNSUPPORTED_FILE_TYPE, not a 500", async () => {
     const answer = await upload(png.subarray(0, 60), { name: "cut.png", type: "image/png" });
     expectError(answer, 400, "UNSUPPORTED_FILE_TYPE");
+  });
+
+  it("refuses a decompression bomb (a valid 144-megapixel PNG in a small file) with UNSUPPORTED_FILE_TYPE", async () => {
+    const bomb = pngBomb();
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    // Over the 100-megapixel limit, it is refused before decoding; without the limit it decodes.
+    expectError(await upload(bomb, { name: "bomb.png", type: "image/png" }), 400, "UNSUPPORTED_FILE_TYPE");
   });
 
   it("refuses HTML and SVG with script, so nothing executable is ever served", async () => {

@@ -143,3 +143,21 @@ export function webm(): Buffer {
     Buffer.alloc(64),
   ]);
 }
+
+/**
+ * A decompression bomb: a complete, valid PNG of `side` x `side` black greyscale pixels
+ * (144 megapixels by default), which deflate shrinks to a small file.
+ */
+export function pngBomb(side = 12_000): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(side, 0);
+  ihdr.writeUInt32BE(side, 4);
+  ihdr.set([8, 0, 0, 0, 0], 8); // 8-bit greyscale
+  const rows = deflateSync(Buffer.alloc((side + 1) * side), { level: 9 });
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", rows),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
