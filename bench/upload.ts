@@ -2,6 +2,7 @@
 // server's resident memory sampled while it arrives. Goal: RSS growth under 64 MB.
 import http from "node:http";
 import { Readable } from "node:stream";
+import { wavHeader } from "../test/support/media.ts";
 import { type BenchServer, rssOf } from "./server.ts";
 
 const SIZE = 100 * 1024 * 1024;
@@ -9,19 +10,7 @@ const CHUNK = 64 * 1024;
 
 /** A WAV file of SIZE bytes, made chunk by chunk: the client never holds it whole either. */
 function wavStream(): Readable {
-  const header = Buffer.alloc(44);
-  header.write("RIFF", 0, "ascii");
-  header.writeUInt32LE(SIZE - 8, 4);
-  header.write("WAVEfmt ", 8, "ascii");
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(2, 22);
-  header.writeUInt32LE(44100, 24);
-  header.writeUInt32LE(176400, 28);
-  header.writeUInt16LE(4, 32);
-  header.writeUInt16LE(16, 34);
-  header.write("data", 36, "ascii");
-  header.writeUInt32LE(SIZE - 44, 40);
+  const header = wavHeader(SIZE - 44, 44100, 2);
   const silence = Buffer.alloc(CHUNK);
   let sent = 0;
   return new Readable({

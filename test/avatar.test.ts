@@ -2,7 +2,7 @@
 // public view, "" when unset, and unset when the file is deleted.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "./support/expect.ts";
-import { account, type TestAccount } from "./support/fixtures.ts";
+import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image, wav } from "./support/media.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -16,20 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function uploadAs(who: TestAccount, bytes: Buffer, name: string): Promise<string> {
-  const form = new FormData();
-  form.set("name", name);
-  form.set("file", new Blob([new Uint8Array(bytes)]), name);
-  const encoded = new Response(form);
-  const answer = await server.app.inject({
-    method: "POST",
-    url: "/drive",
-    headers: { "content-type": encoded.headers.get("content-type") ?? "", authorization: `Bearer ${who.token}` },
-    payload: Buffer.from(await encoded.arrayBuffer()),
-  });
-  expect(answer.statusCode).toBe(200);
-  return answer.json().id;
-}
+const uploadAs = async (who: TestAccount, bytes: Buffer, name: string) =>
+  (await uploadFile(server, who, bytes, name)).id;
 
 const patch = (who: TestAccount, body: object) =>
   server.request("PATCH", `/accounts/${who.name}`, { token: who.token, body });

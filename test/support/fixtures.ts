@@ -64,3 +64,26 @@ export async function account(
     refreshToken: tokens.refresh_token,
   };
 }
+
+/** Uploads a file to POST /drive as `who`; returns the drive file's JSON. */
+export async function uploadFile(
+  server: TestServer,
+  who: Pick<TestAccount, "token">,
+  bytes: Buffer,
+  name: string,
+  fields: Record<string, string> = {},
+): Promise<{ id: string; mime: string; hash: string; url: string; thumbnail?: string }> {
+  const form = new FormData();
+  form.set("name", name);
+  for (const [key, value] of Object.entries(fields)) form.set(key, value);
+  form.set("file", new Blob([new Uint8Array(bytes)]), name);
+  const encoded = new Response(form);
+  const answer = await server.app.inject({
+    method: "POST",
+    url: "/drive",
+    headers: { "content-type": encoded.headers.get("content-type") ?? "", authorization: `Bearer ${who.token}` },
+    payload: Buffer.from(await encoded.arrayBuffer()),
+  });
+  if (answer.statusCode !== 200) throw new Error(`upload ${name}: ${answer.statusCode} ${answer.body}`);
+  return answer.json();
+}

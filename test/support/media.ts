@@ -84,24 +84,28 @@ export function apng(): Buffer {
   ]);
 }
 
+/** The 44-byte header of a PCM WAV file carrying `dataBytes` of 16-bit samples. */
+export function wavHeader(dataBytes: number, sampleRate = 8000, channels = 1): Buffer {
+  const header = Buffer.alloc(44);
+  header.write("RIFF", 0, "ascii");
+  header.writeUInt32LE(36 + dataBytes, 4);
+  header.write("WAVEfmt ", 8, "ascii");
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(channels, 22);
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(sampleRate * channels * 2, 28);
+  header.writeUInt16LE(channels * 2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write("data", 36, "ascii");
+  header.writeUInt32LE(dataBytes, 40);
+  return header;
+}
+
 /** A WAV file: `seconds` of 8 kHz 16-bit mono silence. */
 export function wav(seconds = 1): Buffer {
   const samples = 8000 * seconds;
-  const header = Buffer.alloc(44);
-  header.write("RIFF", 0, "ascii");
-  header.writeUInt32LE(36 + samples * 2, 4);
-  header.write("WAVE", 8, "ascii");
-  header.write("fmt ", 12, "ascii");
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(8000, 24);
-  header.writeUInt32LE(16000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write("data", 36, "ascii");
-  header.writeUInt32LE(samples * 2, 40);
-  return Buffer.concat([header, Buffer.alloc(samples * 2)]);
+  return Buffer.concat([wavHeader(samples * 2), Buffer.alloc(samples * 2)]);
 }
 
 /** An Ogg stream whose first page carries an Opus identification header. */
