@@ -1,0 +1,47 @@
+// Bookmarks (spec 4.3; CONTRACT 5): idempotent, and paged like a timeline (extension).
+import { parseSnowflake } from "../../db/snowflake.ts";
+import type { Context } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import { findVisibleNote, NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
+import { visibleTo } from "../notes/visibility.ts";
+import { requireAccount } from "../sessions/caller.ts";
+
+export const PAGE = 20;
+
+export async function bookmark(ctx: Context, noteId: string): Promise<NoteView> {
+  const caller = requireAccount(ctx);
+  const note = await findVisibleNote(ctx, noteId);
+  await ctx.db.bookmark.createMany({ data: [{ accountId: caller.id, noteId: note.id }], skipDuplicates: true });
+  return note;
+}
+
+export async function unbookmark(ctx: Context, noteId: string): Promise<void> {
+  const caller = requireAccount(ctx);
+  const note = await findVisibleNote(ctx, noteId);
+  await ctx.db.bookmark.deleteMany({ where: { accountId: caller.id, noteId: note.id } });
+}
+
+/**
+ * The caller's bookmarked notes it may still see, newest note first, 20 a page. With
+ * `beforeId` and nothing older: NOTHING_LEFT (CONTRACT 6).
+ */
+export async function listBookmarks(ctx: Context, beforeId?: string): Promise<NoteView[]> {
+  const caller = requireAccount(ctx);
+  let before: bigint | undefined;
+  if (beforeId !== undefined) {
+    before = parseSnowflake(beforeId);
+    if (before === undefined) throw new DomainError("INVALID_REQUEST");
+  }
+  const notes = await ctx.db.note.findMany({
+    where: {
+      ...visibleTo(caller),
+      bookmarks: { some: { accountId: caller.id } },
+      ...(before === undefined ? {} : { id: { lt: before } }),
+    },
+    orderBy: { id: "desc" },
+    take: PAGE,
+    include: NOTE_INCLUDE,
+  });
+  if (before !== undefined && notes.length === 0) throw new DomainError("NOTHING_LEFT");
+  return notes;
+}

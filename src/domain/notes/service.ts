@@ -1,0 +1,189 @@
+// Notes (spec 4.3, 2.4; CONTRACT 5): create, renote (plain or quote), reply, get and delete.
+import type { Prisma } from "../../db/client.ts";
+import { parseSnowflake } from "../../db/snowflake.ts";
+import type { Account, Note, Visibility } from "../../generated/prisma/client.ts";
+import { codePoints } from "../accounts/rules.ts";
+import { findAccount } from "../accounts/service.ts";
+import type { Context } from "../context.ts";
+import { DomainError, type ErrorCode } from "../errors.ts";
+import { notify } from "../notifications/notify.ts";
+import { optionalAccount, requireAccount, roleRank } from "../sessions/caller.ts";
+import { isBlocking } from "../social/service.ts";
+import { mentionedNameKeys } from "./mentions.ts";
+import { visibleTo } from "./visibility.ts";
+
+export const LIMITS = { content: 3000, cwComment: 256, attachments: 16 } as const;
+const VISIBILITIES: readonly string[] = ["public", "home", "followers", "direct"];
+
+/** What a note shows: its author, reactions and attachments, loaded in a fixed number of queries. */
+export const NOTE_INCLUDE = {
+  author: true,
+  reactions: { orderBy: { createdAt: "asc" } },
+  attachments: { orderBy: { position: "asc" }, include: { file: true } },
+} satisfies Prisma.NoteInclude;
+
+export type NoteView = Prisma.NoteGetPayload<{ include: typeof NOTE_INCLUDE }>;
+
+export interface NoteInput {
+  content?: string;
+  visibility?: string;
+  attachmentFileIds?: string[];
+  cwComment?: string;
+  sendTo?: string;
+}
+
+interface Checked {
+  content: string;
+  cwComment: string;
+  visibility: Visibility;
+  fileIds: bigint[];
+  sendTo?: Account;
+}
+
+interface Rules {
+  /** The code the operation uses for lengths: TOO_MANY_CONTENT on create, else TOO_MANY_CHAR_LENGTH. */
+  tooLong: ErrorCode;
+  /** A plain renote has no content; other notes need content or an attachment. */
+  allowEmpty: boolean;
+}
+
+/** The field rules of a new note. */
+async function checkNoteInput(ctx: Context, author: Account, input: NoteInput, rules: Rules): Promise<Checked> {
+  const visibility = input.visibility ?? "public";
+  if (!VISIBILITIES.includes(visibility)) throw new DomainError("INVALID_VISIBILITY");
+  const content = input.content ?? "";
+  const cwComment = input.cwComment ?? "";
+  if (codePoints(content) > LIMITS.content || codePoints(cwComment) > LIMITS.cwComment) {
+    throw new DomainError(rules.tooLong);
+  }
+  const ids = input.attachmentFileIds ?? [];
+  if (ids.length > LIMITS.attachments) throw new DomainError("TOO_MANY_ATTACHMENTS");
+  if (visibility === "direct" && !input.sendTo) throw new DomainError("NO_DESTINATION");
+  if (visibility !== "direct" && input.sendTo !== undefined) throw new DomainError("INVALID_REQUEST");
+  if (content.trim() === "" && ids.length === 0 && !rules.allowEmpty) throw new DomainError("INVALID_REQUEST");
+  if (author.silenced && visibility === "public") throw new DomainError("YOU_ARE_SILENCED");
+  const sendTo = input.sendTo === undefined ? undefined : await findAccount(ctx, input.sendTo);
+  const fileIds = ids.map((id) => parseSnowflake(id));
+  if (fileIds.some((id) => id === undefined) || new Set(fileIds).size !== fileIds.length) {
+    throw new DomainError("ATTACHMENT_NOT_FOUND");
+  }
+  const owned = await ctx.db.driveFile.count({ where: { id: { in: fileIds as bigint[] }, ownerId: author.id } });
+  if (owned !== fileIds.length) throw new DomainError("ATTACHMENT_NOT_FOUND");
+  return { content, cwComment, visibility: visibility as Visibility, fileIds: fileIds as bigint[], sendTo };
+}
+
+interface Links {
+  renoteId?: bigint;
+  replyToId?: bigint;
+  /** More to write in the note's transaction (the renoted notification). */
+  also?: (tx: Prisma.TransactionClient) => Promise<void>;
+}
+
+/** Writes a note with its attachments, counter and notifications in one transaction. */
+async function writeNote(ctx: Context, author: Account, checked: Checked, links: Links): Promise<NoteView> {
+  const mentioned = checked.content
+    ? await ctx.db.account.findMany({
+        where: { nameKey: { in: mentionedNameKeys(checked.content, ctx.config.localHost) } },
+      })
+    : [];
+  return ctx.db.$transaction(async (tx) => {
+    const note = await tx.note.create({
+      data: {
+        id: ctx.ids.next(),
+        authorId: author.id,
+        content: checked.content,
+        cwComment: checked.cwComment,
+        visibility: checked.visibility,
+        sendToId: checked.sendTo?.id,
+        renoteId: links.renoteId,
+        replyToId: links.replyToId,
+        attachments: { create: checked.fileIds.map((fileId, position) => ({ fileId, position })) },
+      },
+      include: NOTE_INCLUDE,
+    });
+    await tx.account.update({ where: { id: author.id }, data: { notesCount: { increment: 1 } } });
+    for (const account of mentioned) {
+      // Only those who may see the note hear of it.
+      const seen = await tx.note.count({ where: { id: note.id, ...visibleTo(account) } });
+      if (seen)
+        await notify(ctx, tx, { recipientId: account.id, actorId: author.id, type: "mentioned", noteId: note.id });
+    }
+    await links.also?.(tx);
+    return note;
+  });
+}
+
+export async function createNote(ctx: Context, input: NoteInput): Promise<NoteView> {
+  const author = requireAccount(ctx);
+  const checked = await checkNoteInput(ctx, author, input, { tooLong: "TOO_MANY_CONTENT", allowEmpty: false });
+  return writeNote(ctx, author, checked, {});
+}
+
+/** A note the caller may see; NOTE_NOT_FOUND otherwise (also when it exists). */
+export async function findVisibleNote(ctx: Context, noteId: string): Promise<NoteView> {
+  const viewer = optionalAccount(ctx);
+  const id = parseSnowflake(noteId);
+  const note =
+    id === undefined
+      ? null
+      : await ctx.db.note.findFirst({ where: { id, ...visibleTo(viewer) }, include: NOTE_INCLUDE });
+  if (!note) throw new DomainError("NOTE_NOT_FOUND");
+  return note;
+}
+
+export const getNote = findVisibleNote;
+
+/** Renote: empty content makes a plain renote, content a quote. Only public and home notes. */
+export async function renote(ctx: Context, noteId: string, input: NoteInput): Promise<NoteView> {
+  const author = requireAccount(ctx);
+  const original = await findVisibleNote(ctx, noteId);
+  if (original.visibility !== "public" && original.visibility !== "home") throw new DomainError("NO_PERMISSION");
+  const checked = await checkNoteInput(ctx, author, input, { tooLong: "TOO_MANY_CHAR_LENGTH", allowEmpty: true });
+  return writeNote(ctx, author, checked, {
+    renoteId: original.id,
+    also: (tx) =>
+      notify(ctx, tx, {
+        recipientId: original.authorId,
+        actorId: author.id,
+        type: "renoted",
+        noteId: original.id,
+        content: original.cwComment ? "" : original.content,
+      }),
+  });
+}
+
+export async function reply(ctx: Context, noteId: string, input: NoteInput): Promise<NoteView> {
+  const author = requireAccount(ctx);
+  const original = await findVisibleNote(ctx, noteId);
+  if (await isBlocking(ctx.db, original.authorId, author.id)) throw new DomainError("YOU_ARE_BLOCKED");
+  const checked = await checkNoteInput(ctx, author, input, { tooLong: "TOO_MANY_CHAR_LENGTH", allowEmpty: false });
+  return writeNote(ctx, author, checked, { replyToId: original.id });
+}
+
+/** Whether a renote is plain: no content of its own and nothing attached. */
+export function isPlainRenote(note: Pick<Note, "renoteId" | "content"> & { attachments: unknown[] }): boolean {
+  return note.renoteId !== null && note.content === "" && note.attachments.length === 0;
+}
+
+/** Deletes a note (its author, or a moderator): its plain renotes, reactions and bookmarks go too. */
+export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
+  const caller = requireAccount(ctx);
+  const moderator = roleRank(caller) >= 1;
+  const id = parseSnowflake(noteId);
+  // Moderators may delete any note, also one they could not see.
+  const note =
+    id === undefined ? null : await ctx.db.note.findFirst({ where: { id, ...(moderator ? {} : visibleTo(caller)) } });
+  if (!note) throw new DomainError("NOTE_NOT_FOUND");
+  if (note.authorId !== caller.id && !moderator) throw new DomainError("NO_PERMISSION");
+  await ctx.db.$transaction(async (tx) => {
+    const plainRenotes = await tx.note.findMany({
+      where: { renoteId: note.id, content: "", attachments: { none: {} } },
+      select: { id: true, authorId: true },
+    });
+    const gone = [note, ...plainRenotes];
+    await tx.note.deleteMany({ where: { id: { in: gone.map((n) => n.id) } } });
+    for (const n of gone) {
+      await tx.account.update({ where: { id: n.authorId }, data: { notesCount: { decrement: 1 } } });
+    }
+  });
+}

@@ -1,0 +1,74 @@
+// Reading notifications and announcements (spec 4.8; CONTRACT 9).
+import { parseSnowflake } from "../../db/snowflake.ts";
+import type { Account, Announcement, Notification } from "../../generated/prisma/client.ts";
+import type { Context } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import { requireAccount } from "../sessions/caller.ts";
+
+export interface NotificationsQuery {
+  limit?: number;
+  after?: string;
+  includeRead?: boolean;
+}
+
+export interface AnnouncementView extends Announcement {
+  unread: boolean;
+}
+
+export interface NotificationsPage {
+  announcements: AnnouncementView[];
+  notifications: (Notification & { actor: Account })[];
+}
+
+export async function listNotifications(ctx: Context, query: NotificationsQuery): Promise<NotificationsPage> {
+  const caller = requireAccount(ctx);
+  const limit = query.limit ?? 30;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw new DomainError("INVALID_REQUEST");
+  let after = new Date(0);
+  if (query.after !== undefined) {
+    after = new Date(query.after);
+    if (Number.isNaN(after.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(query.after)) throw new DomainError("INVALID_REQUEST");
+  }
+  const includeRead = query.includeRead ?? false;
+  const [notifications, announcements] = await Promise.all([
+    ctx.db.notification.findMany({
+      where: { recipientId: caller.id, createdAt: { gte: after }, ...(includeRead ? {} : { readAt: null }) },
+      orderBy: { id: "desc" },
+      take: limit,
+      include: { actor: true },
+    }),
+    ctx.db.announcement.findMany({
+      where: {
+        createdAt: { gte: after },
+        ...(includeRead ? {} : { reads: { none: { accountId: caller.id } } }),
+      },
+      orderBy: { id: "desc" },
+      take: limit,
+      include: { reads: { where: { accountId: caller.id }, select: { accountId: true } } },
+    }),
+  ]);
+  return {
+    notifications,
+    announcements: announcements.map(({ reads, ...a }) => ({ ...a, unread: reads.length === 0 })),
+  };
+}
+
+/** Marks a notification of the caller's, or an announcement, read. */
+export async function markRead(ctx: Context, id: string): Promise<void> {
+  const caller = requireAccount(ctx);
+  const key = parseSnowflake(id);
+  if (key === undefined) throw new DomainError("NOTIFICATION_NOT_FOUND");
+  const { count } = await ctx.db.notification.updateMany({
+    where: { id: key, recipientId: caller.id },
+    data: { readAt: new Date() },
+  });
+  if (count > 0) return;
+  if (await ctx.db.announcement.count({ where: { id: key } })) {
+    await ctx.db.announcementRead.createMany({
+      data: [{ accountId: caller.id, announcementId: key }],
+      skipDuplicates: true,
+    });
+    return;
+  }
+  throw new DomainError("NOTIFICATION_NOT_FOUND");
+}

@@ -1,0 +1,130 @@
+// The social graph (spec 3.3, 4.1; CONTRACT 4): follows, follow requests to locked accounts,
+// and blocks. Counters on accounts move in the same transaction as the rows they count.
+import { type Prisma, uniqueViolation } from "../../db/client.ts";
+import type { Account } from "../../generated/prisma/client.ts";
+import { findAccount } from "../accounts/service.ts";
+import type { Context } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import { notify } from "../notifications/notify.ts";
+import { requireAccount } from "../sessions/caller.ts";
+
+type Tx = Prisma.TransactionClient;
+
+export async function isBlocking(db: Pick<Tx, "block">, blockerId: bigint, blockedId: bigint): Promise<boolean> {
+  return (await db.block.count({ where: { blockerId, blockedId } })) > 0;
+}
+
+async function addFollow(tx: Tx, followerId: bigint, followeeId: bigint): Promise<void> {
+  await tx.follow.create({ data: { followerId, followeeId } });
+  await tx.account.update({ where: { id: followerId }, data: { followingCount: { increment: 1 } } });
+  await tx.account.update({ where: { id: followeeId }, data: { followersCount: { increment: 1 } } });
+}
+
+/** Removes a follow if there is one; true when there was. */
+async function removeFollow(tx: Tx, followerId: bigint, followeeId: bigint): Promise<boolean> {
+  const { count } = await tx.follow.deleteMany({ where: { followerId, followeeId } });
+  if (count === 0) return false;
+  await tx.account.update({ where: { id: followerId }, data: { followingCount: { decrement: 1 } } });
+  await tx.account.update({ where: { id: followeeId }, data: { followersCount: { decrement: 1 } } });
+  return true;
+}
+
+async function target(ctx: Context, nameOrId: string): Promise<{ caller: Account; other: Account }> {
+  const caller = requireAccount(ctx);
+  const other = await findAccount(ctx, nameOrId);
+  if (other.id === caller.id) throw new DomainError("INVALID_REQUEST");
+  return { caller, other };
+}
+
+/** Follows an account; a locked one gets a request instead (`pending`). */
+export async function follow(ctx: Context, nameOrId: string): Promise<{ pending: boolean }> {
+  const { caller, other } = await target(ctx, nameOrId);
+  try {
+    return await ctx.db.$transaction(async (tx) => {
+      if (await isBlocking(tx, other.id, caller.id)) throw new DomainError("YOU_ARE_BLOCKED");
+      const requested = await tx.followRequest.count({ where: { requesterId: caller.id, targetId: other.id } });
+      if (requested) throw new DomainError("ALREADY_FOLLOWING");
+      if (other.locked) {
+        if (await tx.follow.count({ where: { followerId: caller.id, followeeId: other.id } })) {
+          throw new DomainError("ALREADY_FOLLOWING");
+        }
+        await tx.followRequest.create({ data: { requesterId: caller.id, targetId: other.id } });
+        await notify(ctx, tx, { recipientId: other.id, actorId: caller.id, type: "followRequested" });
+        return { pending: true };
+      }
+      await addFollow(tx, caller.id, other.id);
+      await notify(ctx, tx, { recipientId: other.id, actorId: caller.id, type: "followed" });
+      return { pending: false };
+    });
+  } catch (err) {
+    // A concurrent follow of the same pair got there first.
+    if (uniqueViolation(err)) throw new DomainError("ALREADY_FOLLOWING");
+    throw err;
+  }
+}
+
+/** Unfollows, or withdraws a pending request. */
+export async function unfollow(ctx: Context, nameOrId: string): Promise<void> {
+  const { caller, other } = await target(ctx, nameOrId);
+  await ctx.db.$transaction(async (tx) => {
+    const followed = await removeFollow(tx, caller.id, other.id);
+    const { count } = await tx.followRequest.deleteMany({ where: { requesterId: caller.id, targetId: other.id } });
+    if (!followed && count === 0) throw new DomainError("YOU_ARE_NOT_FOLLOW_ACCOUNT");
+  });
+}
+
+/** Incoming follow requests, oldest first. */
+export async function listFollowRequests(ctx: Context): Promise<Account[]> {
+  const caller = requireAccount(ctx);
+  const requests = await ctx.db.followRequest.findMany({
+    where: { targetId: caller.id },
+    orderBy: { createdAt: "asc" },
+    include: { requester: true },
+    take: 1000,
+  });
+  return requests.map((r) => r.requester);
+}
+
+export async function answerFollowRequest(ctx: Context, nameOrId: string, accept: boolean): Promise<void> {
+  const caller = requireAccount(ctx);
+  const requester = await findAccount(ctx, nameOrId).catch(() => {
+    throw new DomainError("FOLLOW_REQUEST_NOT_FOUND");
+  });
+  try {
+    await ctx.db.$transaction(async (tx) => {
+      const { count } = await tx.followRequest.deleteMany({
+        where: { requesterId: requester.id, targetId: caller.id },
+      });
+      if (count === 0) throw new DomainError("FOLLOW_REQUEST_NOT_FOUND");
+      if (!accept) return;
+      await addFollow(tx, requester.id, caller.id);
+      await notify(ctx, tx, { recipientId: requester.id, actorId: caller.id, type: "followAccepted" });
+    });
+  } catch (err) {
+    if (uniqueViolation(err)) return; // already following: the request is gone all the same
+    throw err;
+  }
+}
+
+/** Blocks an account: follows end both ways, and pending requests with them. Idempotent. */
+export async function block(ctx: Context, nameOrId: string): Promise<void> {
+  const { caller, other } = await target(ctx, nameOrId);
+  await ctx.db.$transaction(async (tx) => {
+    await tx.block.createMany({ data: [{ blockerId: caller.id, blockedId: other.id }], skipDuplicates: true });
+    await removeFollow(tx, caller.id, other.id);
+    await removeFollow(tx, other.id, caller.id);
+    await tx.followRequest.deleteMany({
+      where: {
+        OR: [
+          { requesterId: caller.id, targetId: other.id },
+          { requesterId: other.id, targetId: caller.id },
+        ],
+      },
+    });
+  });
+}
+
+export async function unblock(ctx: Context, nameOrId: string): Promise<void> {
+  const { caller, other } = await target(ctx, nameOrId);
+  await ctx.db.block.deleteMany({ where: { blockerId: caller.id, blockedId: other.id } });
+}
