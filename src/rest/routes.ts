@@ -3,5 +3,14 @@
 import type { Route } from "./route.ts";
 import { accountRoutes } from "./routes/accounts.ts";
 import { driveRoutes } from "./routes/drive.ts";
+import { noteRoutes } from "./routes/notes.ts";
+import { notificationRoutes } from "./routes/notifications.ts";
+import { socialRoutes } from "./routes/social.ts";
 
-export const routes: Route[] = [...accountRoutes, ...driveRoutes];
+export const routes: Route[] = [
+  ...accountRoutes,
+  ...socialRoutes,
+  ...noteRoutes,
+  ...driveRoutes,
+  ...notificationRoutes,
+];

@@ -27,7 +27,8 @@ export async function listNotifications(ctx: Context, query: NotificationsQuery)
   let after = new Date(0);
   if (query.after !== undefined) {
     after = new Date(query.after);
-    if (Number.isNaN(after.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(query.after)) throw new DomainError("INVALID_REQUEST");
+    if (Number.isNaN(after.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(query.after))
+      throw new DomainError("INVALID_REQUEST");
   }
   const includeRead = query.includeRead ?? false;
   const [notifications, announcements] = await Promise.all([

@@ -1,0 +1,98 @@
+// Routes of the social graph: follow (spec 4.1), follow requests and blocks (CONTRACT 4).
+import { z } from "zod";
+import { qualifiedNameOf } from "../../domain/accounts/service.ts";
+import { fileUrl } from "../../domain/drive/urls.ts";
+import * as social from "../../domain/social/service.ts";
+import { route } from "../route.ts";
+
+const accountParams = z.object({ account_name: z.string() });
+const emptyBody = z.unknown();
+
+function answerRoute(accept: boolean) {
+  return route({
+    method: "POST",
+    path: `/follow_requests/:account_name/${accept ? "accept" : "reject"}`,
+    summary: `${accept ? "Accept" : "Reject"} a follow request (extension)`,
+    tag: "social",
+    auth: "required",
+    params: accountParams,
+    body: emptyBody,
+    success: { status: 204, description: "done" },
+    errors: ["FOLLOW_REQUEST_NOT_FOUND"],
+    run: (ctx, { params }) => social.answerFollowRequest(ctx, params.account_name, accept),
+    reply: () => ({ status: 204 }),
+  });
+}
+
+function blockRoute(method: "POST" | "DELETE") {
+  return route({
+    method,
+    path: "/accounts/:account_name/block",
+    summary: method === "POST" ? "Block an account: follows end both ways (extension)" : "Unblock (extension)",
+    tag: "social",
+    auth: "required",
+    params: accountParams,
+    body: emptyBody,
+    success: { status: 204, description: "done" },
+    errors: ["ACCOUNT_NOT_FOUND", "INVALID_REQUEST"],
+    run: (ctx, { params }) =>
+      method === "POST" ? social.block(ctx, params.account_name) : social.unblock(ctx, params.account_name),
+    reply: () => ({ status: 204 }),
+  });
+}
+
+export const socialRoutes = [
+  route({
+    method: "POST",
+    path: "/accounts/:account_name/follow",
+    summary: "Follow an account; `pending` when it approves follows itself",
+    tag: "social",
+    auth: "required",
+    params: accountParams,
+    body: emptyBody,
+    success: { status: 201, description: "followed or requested", schema: z.object({ pending: z.boolean() }) },
+    errors: ["ALREADY_FOLLOWING", "YOU_ARE_BLOCKED", "ACCOUNT_NOT_FOUND", "INVALID_REQUEST"],
+    run: (ctx, { params }) => social.follow(ctx, params.account_name),
+    reply: (result) => ({ status: 201, body: result }),
+  }),
+  route({
+    method: "DELETE",
+    path: "/accounts/:account_name/follow",
+    summary: "Unfollow, or withdraw a pending follow request",
+    tag: "social",
+    auth: "required",
+    params: accountParams,
+    body: emptyBody,
+    success: { status: 204, description: "done" },
+    errors: ["YOU_ARE_NOT_FOLLOW_ACCOUNT", "ACCOUNT_NOT_FOUND", "INVALID_REQUEST"],
+    run: (ctx, { params }) => social.unfollow(ctx, params.account_name),
+    reply: () => ({ status: 204 }),
+  }),
+  route({
+    method: "GET",
+    path: "/follow_requests",
+    summary: "Incoming follow requests (extension)",
+    tag: "social",
+    auth: "required",
+    success: {
+      status: 200,
+      description: "the requesters",
+      schema: z.array(z.object({ id: z.string(), name: z.string(), nickname: z.string(), avatar: z.string() })),
+    },
+    errors: [],
+    run: (ctx) => social.listFollowRequests(ctx),
+    reply: (accounts, ctx) => ({
+      status: 200,
+      body: accounts.map((a) => ({
+        id: a.id.toString(),
+        name: qualifiedNameOf(ctx, a),
+        nickname: a.nickname,
+        avatar: fileUrl(ctx.config, a.avatarFileId),
+      })),
+    }),
+  }),
+  answerRoute(true),
+  answerRoute(false),
+  blockRoute("POST"),
+  blockRoute("DELETE"),
+];
