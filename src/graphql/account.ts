@@ -2,7 +2,7 @@
 import * as accounts from "../domain/accounts/service.ts";
 import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
-import { builder } from "./builder.ts";
+import { builder, done } from "./builder.ts";
 
 export const AccountRef = builder.prismaObject("Account", {
   description: "An account, as its public view shows it; `email` only to its owner.",
@@ -90,18 +90,12 @@ builder.mutationFields((t) => ({
   verifyEmail: t.boolean({
     errors: {},
     args: { name: t.arg.string({ required: true }), token: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      await accounts.verifyEmail(ctx, args.name, args.token);
-      return true;
-    },
+    resolve: (_root, args, ctx) => done(accounts.verifyEmail(ctx, args.name, args.token)),
   }),
   resendVerifyEmail: t.boolean({
     errors: {},
     args: { name: t.arg.string({ required: true }), captchaToken: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      await accounts.resendVerification(ctx, args.name, args.captchaToken);
-      return true;
-    },
+    resolve: (_root, args, ctx) => done(accounts.resendVerification(ctx, args.name, args.captchaToken)),
   }),
   updateAccount: t.field({
     type: AccountUpdate,
@@ -130,10 +124,7 @@ builder.mutationFields((t) => ({
         errors: {},
         description: `${action[0].toUpperCase()}${action.slice(1)} an account (moderator or higher).`,
         args: { name: t.arg.string({ required: true }) },
-        resolve: async (_root, args, ctx) => {
-          await accounts.moderate(ctx, args.name, action);
-          return true;
-        },
+        resolve: (_root, args, ctx) => done(accounts.moderate(ctx, args.name, action)),
       }),
     ]),
   ),

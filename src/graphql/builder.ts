@@ -28,3 +28,9 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({ description: "Reads. Each field calls the same domain service as its REST route." });
 builder.mutationType({ description: "Changes. Each field calls the same domain service as its REST route." });
+
+/** For mutations that answer nothing but success: true once `work` is done. */
+export async function done(work: Promise<void>): Promise<true> {
+  await work;
+  return true;
+}

@@ -3,7 +3,7 @@
 import { GraphQLUpload } from "graphql-upload-minimal";
 import * as drive from "../domain/drive/service.ts";
 import { fileUrl, thumbnailUrl } from "../domain/drive/urls.ts";
-import { builder } from "./builder.ts";
+import { builder, done } from "./builder.ts";
 
 const Upload = builder.addScalarType("Upload", GraphQLUpload, {});
 
@@ -69,9 +69,6 @@ builder.mutationFields((t) => ({
   deleteFile: t.boolean({
     errors: {},
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      await drive.deleteDriveFile(ctx, args.id.toString());
-      return true;
-    },
+    resolve: (_root, args, ctx) => done(drive.deleteDriveFile(ctx, args.id.toString())),
   }),
 }));

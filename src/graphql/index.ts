@@ -4,5 +4,8 @@ import "./errors.ts";
 import "./account.ts";
 import "./session.ts";
 import "./drive.ts";
+import "./note.ts";
+import "./social.ts";
+import "./notification.ts";
 
 export const schema = builder.toSchema({ sortSchema: true });

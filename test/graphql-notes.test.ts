@@ -1,0 +1,169 @@
+// Notes, reactions, bookmarks, follows and notifications through GraphQL, calling the same
+// services as REST; and the N+1 guard: a page of 20 notes costs the same SQL as a page of 1.
+import { PrismaPg } from "@prisma/adapter-pg";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../src/db/client.ts";
+import { PrismaClient } from "../src/generated/prisma/client.ts";
+import { buildServer } from "../src/server.ts";
+import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
+import { image } from "./support/media.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let alice: TestAccount;
+let bob: TestAccount;
+beforeAll(async () => {
+  server = await startTestServer();
+  alice = await account(server, "gn_alice");
+  bob = await account(server, "gn_bob");
+});
+afterAll(() => server.close());
+
+async function gql(query: string, variables: Record<string, unknown>, token?: string, app?: FastifyInstance) {
+  const answer = await (app ?? server.app).inject({
+    method: "POST",
+    url: "/graphql",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    payload: JSON.stringify({ query, variables }),
+  });
+  const body = answer.json();
+  expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+  return body.data;
+}
+
+const NOTE =
+  "id content visibility cwComment renoteId replyToId author { name } reactions { emoji reactedBy } attachments { mime url }";
+
+describe("notes through GraphQL", () => {
+  it("creates, reads, renotes, replies to, reacts to and deletes a note like REST", async () => {
+    const created = await gql(
+      `mutation ($input: NoteInput!) { createNote(input: $input) { ... on MutationCreateNoteSuccess { data { ${NOTE} } } } }`,
+      { input: { content: "hello @gn_bob", visibility: "public" } },
+      alice.token,
+    );
+    const note = created.createNote.data;
+    expect(note).toMatchObject({
+      content: "hello @gn_bob",
+      visibility: "public",
+      author: { name: "@gn_alice@murmur.test" },
+    });
+    const rest = await server.request("GET", `/notes/${note.id}`);
+    expect(rest.body.content).toBe("hello @gn_bob");
+
+    const renoted = await gql(
+      `mutation ($id: ID!) { renote(noteId: $id) { ... on MutationRenoteSuccess { data { renoteId content } } } }`,
+      { id: note.id },
+      bob.token,
+    );
+    expect(renoted.renote.data).toEqual({ renoteId: note.id, content: "" });
+    const replied = await gql(
+      `mutation ($id: ID!) { reply(noteId: $id, input: { content: "hi" }) { ... on MutationReplySuccess { data { replyToId } } } }`,
+      { id: note.id },
+      bob.token,
+    );
+    expect(replied.reply.data.replyToId).toBe(note.id);
+
+    const reacted = await gql(
+      `mutation ($id: ID!) { react(noteId: $id, emoji: "👍🏽") { ... on MutationReactSuccess { data { reactions { emoji reactedBy } } } } }`,
+      { id: note.id },
+      bob.token,
+    );
+    expect(reacted.react.data.reactions).toEqual([{ emoji: "👍🏽", reactedBy: bob.id }]);
+    const again = await gql(
+      `mutation ($id: ID!) { react(noteId: $id, emoji: "👍") { ... on DomainError { code } } }`,
+      { id: note.id },
+      bob.token,
+    );
+    expect(again.react.code).toBe("ALREADY_REACTED");
+
+    const page = await gql(
+      `{ notifications { ... on QueryNotificationsSuccess { data { notifications { type noteId content actor { name } } } } } }`,
+      {},
+      alice.token,
+    );
+    expect(page.notifications.data.notifications.map((n: { type: string }) => n.type)).toEqual(["reacted", "renoted"]);
+
+    const denied = await gql(
+      `mutation ($id: ID!) { deleteNote(noteId: $id) { ... on DomainError { code } } }`,
+      { id: note.id },
+      bob.token,
+    );
+    expect(denied.deleteNote.code).toBe("NO_PERMISSION");
+    const deleted = await gql(
+      `mutation ($id: ID!) { deleteNote(noteId: $id) { ... on MutationDeleteNoteSuccess { data } } }`,
+      { id: note.id },
+      alice.token,
+    );
+    expect(deleted.deleteNote.data).toBe(true);
+    const gone = await gql(`query ($id: ID!) { note(id: $id) { ... on DomainError { code } } }`, { id: note.id });
+    expect(gone.note.code).toBe("NOTE_NOT_FOUND");
+  });
+
+  it("follows and reads follow requests like REST", async () => {
+    const carol = await account(server, "gn_carol");
+    await server.request("PATCH", "/accounts/gn_carol", { token: carol.token, body: { locked: true } });
+    const followed = await gql(
+      `mutation { follow(name: "gn_carol") { ... on MutationFollowSuccess { data { pending } } } }`,
+      {},
+      alice.token,
+    );
+    expect(followed.follow.data.pending).toBe(true);
+    const requests = await gql(
+      `{ followRequests { ... on QueryFollowRequestsSuccess { data { name } } } }`,
+      {},
+      carol.token,
+    );
+    expect(requests.followRequests.data).toEqual([{ name: "@gn_alice@murmur.test" }]);
+    const accepted = await gql(
+      `mutation { acceptFollowRequest(name: "gn_alice") { ... on MutationAcceptFollowRequestSuccess { data } } }`,
+      {},
+      carol.token,
+    );
+    expect(accepted.acceptFollowRequest.data).toBe(true);
+    expect((await server.request("GET", "/accounts/gn_carol")).body.followed_count).toBe(1);
+  });
+});
+
+describe("no query per note", () => {
+  it("answers a page of 20 bookmarked notes with as many SQL queries as a page of 1", async () => {
+    // A second app on the same database whose Prisma client counts the SQL it sends.
+    const counted = new PrismaClient({
+      adapter: new PrismaPg({ connectionString: server.databaseUrl }),
+      log: [{ emit: "event", level: "query" }],
+    });
+    let queries = 0;
+    counted.$on("query", () => {
+      queries += 1;
+    });
+    const app = await buildServer({ ...server.services, db: counted as unknown as Db });
+    const dave = await account(server, "gn_dave");
+    const png = await image("png", 16, 16);
+    const page = `{ bookmarks { ... on QueryBookmarksSuccess { data { ${NOTE} } } } }`;
+    const queriesFor = async () => {
+      queries = 0;
+      const data = await gql(page, {}, dave.token, app);
+      return { queries, notes: data.bookmarks.data.length };
+    };
+    const bookmarkNew = async (n: number) => {
+      const file = await uploadFile(server, alice, png, `p${n}.png`);
+      const created = await server.request("POST", "/notes", {
+        token: alice.token,
+        body: { content: `note ${n}`, attachment_file_ids: [file.id] },
+      });
+      await server.request("POST", `/notes/${created.body.id}/reaction`, { token: bob.token, body: { emoji: "🎉" } });
+      await server.request("POST", `/notes/${created.body.id}/bookmark`, { token: dave.token });
+    };
+
+    await bookmarkNew(0);
+    const one = await queriesFor();
+    for (let n = 1; n < 20; n++) await bookmarkNew(n);
+    const twenty = await queriesFor();
+    console.log(`SQL queries for a GraphQL page of 1 note: ${one.queries}; of 20 notes: ${twenty.queries}`);
+    expect(one.notes).toBe(1);
+    expect(twenty.notes).toBe(20);
+    expect(twenty.queries).toBe(one.queries);
+    await app.close();
+    await counted.$disconnect();
+  });
+});
