@@ -101,8 +101,9 @@ export async function answerFollowRequest(ctx: Context, nameOrId: string, accept
       await notify(ctx, tx, { recipientId: requester.id, actorId: caller.id, type: "followAccepted" });
     });
   } catch (err) {
-    if (uniqueViolation(err)) return; // already following: the request is gone all the same
-    throw err;
+    if (!uniqueViolation(err)) throw err;
+    // Already following (a concurrent accept won): the rolled-back request still has to go.
+    await ctx.db.followRequest.deleteMany({ where: { requesterId: requester.id, targetId: caller.id } });
   }
 }
 
