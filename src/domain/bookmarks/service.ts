@@ -1,9 +1,8 @@
 // Bookmarks (spec 4.3; CONTRACT 5): idempotent, and paged like a timeline (extension).
-import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Context } from "../context.ts";
-import { DomainError } from "../errors.ts";
 import { findVisibleNote, NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
 import { visibleTo } from "../notes/visibility.ts";
+import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import { requireAccount } from "../sessions/caller.ts";
 
 export const PAGE = 20;
@@ -27,21 +26,12 @@ export async function unbookmark(ctx: Context, noteId: string): Promise<void> {
  */
 export async function listBookmarks(ctx: Context, beforeId?: string): Promise<NoteView[]> {
   const caller = requireAccount(ctx);
-  let before: bigint | undefined;
-  if (beforeId !== undefined) {
-    before = parseSnowflake(beforeId);
-    if (before === undefined) throw new DomainError("INVALID_REQUEST");
-  }
+  const before = parseBeforeId(beforeId);
   const notes = await ctx.db.note.findMany({
-    where: {
-      ...visibleTo(caller),
-      bookmarks: { some: { accountId: caller.id } },
-      ...(before === undefined ? {} : { id: { lt: before } }),
-    },
+    where: { ...visibleTo(caller), bookmarks: { some: { accountId: caller.id } }, ...olderThan(before) },
     orderBy: { id: "desc" },
     take: PAGE,
     include: NOTE_INCLUDE,
   });
-  if (before !== undefined && notes.length === 0) throw new DomainError("NOTHING_LEFT");
-  return notes;
+  return timelinePage(before, notes);
 }

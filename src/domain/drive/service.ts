@@ -12,6 +12,7 @@ import type { ByteRange } from "../../storage/storage.ts";
 import { codePoints } from "../accounts/rules.ts";
 import type { Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { olderThan, parseBeforeId } from "../paging.ts";
 import { requireAccount } from "../sessions/caller.ts";
 import { inspectMedia } from "./media.ts";
 
@@ -162,13 +163,8 @@ function thumbnailKey(id: bigint): string {
 /** GET /drive: the caller's files, newest first; `beforeId` pages further (extension). */
 export async function listDriveFiles(ctx: Context, beforeId?: string): Promise<DriveFile[]> {
   const owner = requireAccount(ctx);
-  let before: bigint | undefined;
-  if (beforeId !== undefined) {
-    before = parseSnowflake(beforeId);
-    if (before === undefined) throw new DomainError("INVALID_REQUEST");
-  }
   return ctx.db.driveFile.findMany({
-    where: { ownerId: owner.id, ...(before === undefined ? {} : { id: { lt: before } }) },
+    where: { ownerId: owner.id, ...olderThan(parseBeforeId(beforeId)) },
     orderBy: { id: "desc" },
     take: PAGE,
   });
