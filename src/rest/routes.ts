@@ -3,14 +3,18 @@
 import type { Route } from "./route.ts";
 import { accountRoutes } from "./routes/accounts.ts";
 import { driveRoutes } from "./routes/drive.ts";
+import { listRoutes } from "./routes/lists.ts";
 import { noteRoutes } from "./routes/notes.ts";
 import { notificationRoutes } from "./routes/notifications.ts";
 import { socialRoutes } from "./routes/social.ts";
+import { timelineRoutes } from "./routes/timelines.ts";
 
 export const routes: Route[] = [
   ...accountRoutes,
   ...socialRoutes,
   ...noteRoutes,
+  ...timelineRoutes,
+  ...listRoutes,
   ...driveRoutes,
   ...notificationRoutes,
 ];

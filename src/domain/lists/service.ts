@@ -1,0 +1,132 @@
+// Lists (spec 4.4, 2.9; CONTRACT 6): only the owner changes a list or sees a private one;
+// assigning is all-or-nothing, and new members of a public list are notified (`listed`).
+import type { Prisma } from "../../db/client.ts";
+import { parseSnowflake } from "../../db/snowflake.ts";
+import { codePoints } from "../accounts/rules.ts";
+import { findAccount } from "../accounts/service.ts";
+import type { Context } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import type { NoteView } from "../notes/service.ts";
+import { notify } from "../notifications/notify.ts";
+import { optionalAccount, requireAccount } from "../sessions/caller.ts";
+import { notePage, type TimelineQuery } from "../timelines/page.ts";
+
+export const MAX_TITLE = 100;
+export const MAX_TARGETS = 30;
+
+const WITH_MEMBERS = {
+  members: { orderBy: { createdAt: "asc" }, include: { account: true } },
+} satisfies Prisma.ListInclude;
+
+export type ListView = Prisma.ListGetPayload<{ include: typeof WITH_MEMBERS }>;
+
+function checkTitle(title: string): void {
+  if (codePoints(title) > MAX_TITLE) throw new DomainError("TITLE_TOO_LONG");
+  if (title.trim() === "") throw new DomainError("INVALID_REQUEST");
+}
+
+/** A list the caller may see: a public one, or its own. */
+async function visibleList(ctx: Context, listId: string): Promise<ListView> {
+  const viewer = optionalAccount(ctx);
+  const id = parseSnowflake(listId);
+  const list = id === undefined ? null : await ctx.db.list.findUnique({ where: { id }, include: WITH_MEMBERS });
+  if (!list || (!list.public && list.ownerId !== viewer?.id)) throw new DomainError("LIST_NOTFOUND");
+  return list;
+}
+
+/** A list of the caller's own; anyone else's is LIST_NOTFOUND. */
+async function ownList(ctx: Context, listId: string): Promise<ListView> {
+  const owner = requireAccount(ctx);
+  const list = await visibleList(ctx, listId);
+  if (list.ownerId !== owner.id) throw new DomainError("LIST_NOTFOUND");
+  return list;
+}
+
+export async function createList(ctx: Context, input: { title: string; public?: boolean }): Promise<ListView> {
+  const owner = requireAccount(ctx);
+  checkTitle(input.title);
+  return ctx.db.list.create({
+    data: { id: ctx.ids.next(), ownerId: owner.id, title: input.title, public: input.public ?? false },
+    include: WITH_MEMBERS,
+  });
+}
+
+export async function updateList(
+  ctx: Context,
+  listId: string,
+  input: { title?: string; public?: boolean },
+): Promise<ListView> {
+  requireAccount(ctx);
+  if (input.title === undefined && input.public === undefined) throw new DomainError("INVALID_REQUEST");
+  if (input.title !== undefined) checkTitle(input.title);
+  const list = await ownList(ctx, listId);
+  return ctx.db.list.update({
+    where: { id: list.id },
+    data: { title: input.title, public: input.public },
+    include: WITH_MEMBERS,
+  });
+}
+
+export const getList = visibleList;
+
+/** The lists an account owns that the caller may see. */
+export async function listsOf(ctx: Context, nameOrId: string): Promise<ListView[]> {
+  const viewer = optionalAccount(ctx);
+  const owner = await findAccount(ctx, nameOrId);
+  return ctx.db.list.findMany({
+    where: { ownerId: owner.id, ...(viewer?.id === owner.id ? {} : { public: true }) },
+    orderBy: { id: "asc" },
+    include: WITH_MEMBERS,
+    take: 1000,
+  });
+}
+
+/** The accounts `ids` name, all of them or ACCOUNT_NOT_FOUND; at most MAX_TARGETS. */
+async function targets(ctx: Context, ids: string[]): Promise<bigint[]> {
+  if (ids.length > MAX_TARGETS) throw new DomainError("TOO_MANY_TARGETS");
+  if (ids.length === 0) throw new DomainError("INVALID_REQUEST");
+  const parsed = ids.map((id) => parseSnowflake(id));
+  if (parsed.some((id) => id === undefined)) throw new DomainError("ACCOUNT_NOT_FOUND");
+  const unique = [...new Set(parsed as bigint[])];
+  const found = await ctx.db.account.count({ where: { id: { in: unique } } });
+  if (found !== unique.length) throw new DomainError("ACCOUNT_NOT_FOUND");
+  return unique;
+}
+
+/** Adds members, all or none; each new member of a public list is notified. Returns the ids. */
+export async function assign(ctx: Context, listId: string, accountIds: string[]): Promise<bigint[]> {
+  const owner = requireAccount(ctx);
+  const list = await ownList(ctx, listId);
+  const ids = await targets(ctx, accountIds);
+  const already = new Set(list.members.map((m) => m.accountId));
+  await ctx.db.$transaction(async (tx) => {
+    await tx.listMember.createMany({
+      data: ids.map((accountId) => ({ listId: list.id, accountId })),
+      skipDuplicates: true,
+    });
+    if (!list.public) return;
+    for (const id of ids.filter((i) => !already.has(i))) {
+      await notify(ctx, tx, { recipientId: id, actorId: owner.id, type: "listed", listId: list.id });
+    }
+  });
+  return ids;
+}
+
+export async function unassign(ctx: Context, listId: string, accountIds: string[]): Promise<void> {
+  const list = await ownList(ctx, listId);
+  const ids = await targets(ctx, accountIds);
+  await ctx.db.listMember.deleteMany({ where: { listId: list.id, accountId: { in: ids } } });
+}
+
+export async function deleteList(ctx: Context, listId: string): Promise<void> {
+  const list = await ownList(ctx, listId);
+  await ctx.db.list.delete({ where: { id: list.id } });
+}
+
+/** The members' notes the caller may see, direct ones apart, newest first. */
+export async function listNotes(ctx: Context, listId: string, query: TimelineQuery): Promise<NoteView[]> {
+  const viewer = requireAccount(ctx);
+  const list = await visibleList(ctx, listId);
+  const authors = list.members.map((m) => m.accountId);
+  return notePage(ctx, viewer, { authorId: { in: authors }, visibility: { not: "direct" } }, query);
+}
