@@ -1,11 +1,8 @@
 // Notes, reactions, bookmarks, follows and notifications through GraphQL, calling the same
 // services as REST; and the N+1 guard: a page of 20 notes costs the same SQL as a page of 1.
-import { PrismaPg } from "@prisma/adapter-pg";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "../src/db/client.ts";
-import { PrismaClient } from "../src/generated/prisma/client.ts";
-import { buildServer } from "../src/server.ts";
+import { countingApp } from "./support/counting.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -127,23 +124,18 @@ describe("notes through GraphQL", () => {
 
 describe("no query per note", () => {
   it("answers a page of 20 bookmarked notes with as many SQL queries as a page of 1", async () => {
-    // A second app on the same database whose Prisma client counts the SQL it sends.
-    const counted = new PrismaClient({
-      adapter: new PrismaPg({ connectionString: server.databaseUrl }),
-      log: [{ emit: "event", level: "query" }],
-    });
-    let queries = 0;
-    counted.$on("query", () => {
-      queries += 1;
-    });
-    const app = await buildServer({ ...server.services, db: counted as unknown as Db });
+    const counting = await countingApp(server);
     const dave = await account(server, "gn_dave");
     const png = await image("png", 16, 16);
     const page = `{ bookmarks { ... on QueryBookmarksSuccess { data { ${NOTE} } } } }`;
     const queriesFor = async () => {
-      queries = 0;
-      const data = await gql(page, {}, dave.token, app);
-      return { queries, notes: data.bookmarks.data.length };
+      let notes = 0;
+      const { queries } = await counting.count(async () => {
+        const data = await gql(page, {}, dave.token, counting.app);
+        notes = data.bookmarks.data.length;
+        return { statusCode: 200 };
+      });
+      return { queries, notes };
     };
     const bookmarkNew = async (n: number) => {
       const file = await uploadFile(server, alice, png, `p${n}.png`);
@@ -163,7 +155,6 @@ describe("no query per note", () => {
     expect(one.notes).toBe(1);
     expect(twenty.notes).toBe(20);
     expect(twenty.queries).toBe(one.queries);
-    await app.close();
-    await counted.$disconnect();
+    await counting.close();
   });
 });

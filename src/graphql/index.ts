@@ -7,5 +7,7 @@ import "./drive.ts";
 import "./note.ts";
 import "./social.ts";
 import "./notification.ts";
+import "./timeline.ts";
+import "./list.ts";
 
 export const schema = builder.toSchema({ sortSchema: true });

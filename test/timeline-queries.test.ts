@@ -1,0 +1,77 @@
+// Every timeline page is a fixed number of SQL queries, whatever its size: a page of 20 notes
+// (each with an attachment and a reaction) costs what a page of 1 costs, over REST and GraphQL.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CountingApp, countingApp } from "./support/counting.ts";
+import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
+import { image } from "./support/media.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let counting: CountingApp;
+let author: TestAccount;
+let reader: TestAccount;
+let listId: string;
+let png: Buffer;
+
+async function post(n: number): Promise<void> {
+  const file = await uploadFile(server, author, png, `f${n}.png`);
+  const note = await server.request("POST", "/notes", {
+    token: author.token,
+    body: { content: `note ${n}`, attachment_file_ids: [file.id] },
+  });
+  await server.request("POST", `/notes/${note.body.id}/reaction`, { token: reader.token, body: { emoji: "🎉" } });
+}
+
+const get = (url: string) => () =>
+  counting.app.inject({ method: "GET", url, headers: { authorization: `Bearer ${reader.token}` } });
+const graphqlHome = () =>
+  counting.app.inject({
+    method: "POST",
+    url: "/graphql",
+    headers: { authorization: `Bearer ${reader.token}`, "content-type": "application/json" },
+    payload: JSON.stringify({
+      query:
+        "{ homeTimeline { ... on QueryHomeTimelineSuccess { data { edges { node { id author { name } reactions { emoji } attachments { url } } } } } } }",
+    }),
+  });
+
+const pages = () => ({
+  "REST home": get("/timeline/home"),
+  "REST global": get("/timeline/global"),
+  "REST account": get(`/timeline/accounts/${author.id}`),
+  "REST list": get(`/lists/${listId}/notes`),
+  "GraphQL home": graphqlHome,
+});
+
+beforeAll(async () => {
+  server = await startTestServer();
+  counting = await countingApp(server);
+  author = await account(server, "tq_author");
+  reader = await account(server, "tq_reader");
+  png = await image("png", 16, 16);
+  await server.request("POST", "/accounts/tq_author/follow", { token: reader.token, body: {} });
+  const list = await server.request("POST", "/lists", { token: reader.token, body: { title: "authors" } });
+  listId = list.body.id;
+  await server.request("POST", `/lists/${listId}`, { token: reader.token, body: { account_id: [author.id] } });
+});
+afterAll(async () => {
+  await counting.close();
+  await server.close();
+});
+
+describe("queries per timeline page", () => {
+  it("are the same for pages of 1 and of 20 notes on every timeline", async () => {
+    await post(0);
+    const one: Record<string, number> = {};
+    for (const [name, request] of Object.entries(pages())) {
+      const { queries, status } = await counting.count(request);
+      expect(status, name).toBe(200);
+      one[name] = queries;
+    }
+    for (let n = 1; n < 20; n++) await post(n);
+    const twenty: Record<string, number> = {};
+    for (const [name, request] of Object.entries(pages())) twenty[name] = (await counting.count(request)).queries;
+    console.table(Object.fromEntries(Object.keys(one).map((k) => [k, { "1 note": one[k], "20 notes": twenty[k] }])));
+    expect(twenty).toEqual(one);
+  });
+});
