@@ -6,11 +6,17 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { ensureDatabase } from "../src/db/database.ts";
+import { EmbeddedPostgres } from "../src/db/embedded-postgres.ts";
 
 export interface BenchServer {
   url: string;
   pid: number;
   token: string;
+  /** The account the token is for. */
+  accountId: bigint;
+  /** The database the server runs on, for seeding and EXPLAIN. */
+  databaseUrl: string;
   stop(): Promise<void>;
 }
 
@@ -35,13 +41,29 @@ async function json(url: string, body: unknown, token?: string) {
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
+/** Starts the server on DATABASE_URL, or on an embedded PostgreSQL of the benchmark's own. */
 export async function startBenchServer(): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-bench-"));
   fs.chmodSync(dataDir, 0o755);
+  let cluster: EmbeddedPostgres | undefined;
+  let databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) {
+    cluster = new EmbeddedPostgres({ dataDir: path.join(dataDir, "pg") });
+    await cluster.start();
+    await ensureDatabase(cluster.url(), "murmur_bench");
+    databaseUrl = cluster.url("murmur_bench");
+  }
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "src/main.ts")], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn", BCRYPT_COST: "4" },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: "warn",
+      BCRYPT_COST: "4",
+    },
     stdio: ["ignore", "inherit", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -67,13 +89,17 @@ export async function startBenchServer(): Promise<BenchServer> {
   const verification = /^Verification token: (\S+)$/m.exec(mail)?.[1];
   await json(`${url}/accounts/${name}/verify_email`, { token: verification });
   const login = await json(`${url}/login`, { name, passphrase: "bench-passphrase", captcha_token: "ok" });
+  const me = await fetch(`${url}/accounts/${name}`).then((r) => r.json() as Promise<{ id: string }>);
   return {
     url,
     pid: child.pid ?? 0,
     token: login.body.authorization_token,
+    accountId: BigInt(me.id),
+    databaseUrl,
     async stop() {
       child.kill("SIGTERM");
       await once(child, "exit");
+      await cluster?.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
