@@ -10,7 +10,16 @@ import { type Answer, HOST, startTestServer, type TestServer } from "./support/s
 
 const SNOWFLAKE = /^[1-9][0-9]{0,19}$/;
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const NOTE_KEYS = ["attachment_files", "author", "content", "created_at", "cw_comment", "id", "reactions", "visibility"];
+const NOTE_KEYS = [
+  "attachment_files",
+  "author",
+  "content",
+  "created_at",
+  "cw_comment",
+  "id",
+  "reactions",
+  "visibility",
+];
 const AUTHOR_KEYS = ["avatar", "bio", "display_name", "followed_count", "following_count", "header", "id", "name"];
 const UNKNOWN_ID = "999999999999999999";
 
@@ -335,8 +344,7 @@ describe("GET /lists/accounts/{account_id}", () => {
     assignees: assignees.map(assignee).sort(byId),
   });
   // biome-ignore lint/suspicious/noExplicitAny: list views are read field by field
-  const normalized = (body: any[]) =>
-    body.map((l) => ({ ...l, assignees: [...l.assignees].sort(byId) })).sort(byId);
+  const normalized = (body: any[]) => body.map((l) => ({ ...l, assignees: [...l.assignees].sort(byId) })).sort(byId);
 
   it("gives the owner all its lists, private ones included, each with assignees", async () => {
     const answer = await listsOf(lou.id, lou);
@@ -490,6 +498,16 @@ describe("listed notifications", () => {
     expect((await listedOf(nia)).filter((n) => n.listId === created.id)).toHaveLength(1);
   });
 
+  it("notify a member once when the same assignment arrives many times at once", async () => {
+    const created = await list(owen, "concurrent", true);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => assign(owen, created.id, { account_id: [noa.id] })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    expect(await assigneesOf(created.id)).toEqual([assignee(noa)]);
+    expect((await listedOf(noa)).filter((n) => n.listId === created.id)).toHaveLength(1);
+  });
+
   it("are not sent for a private list", async () => {
     const before = (await listedOf(noa)).length;
     const created = await list(owen, "quiet");
@@ -521,7 +539,11 @@ describe("DELETE /lists/{id}", () => {
     expect((await assign(owen, created.id, { account_id: crowd.slice(0, 30) })).status).toBe(200);
     await members(owen, created.id, [amy]);
     const all = [...crowd.slice(0, 30), amy.id].sort();
-    expectError(await remove(owen, created.id, { account_id: [...crowd.slice(0, 30), amy.id] }), 400, "TOO_MANY_TARGETS");
+    expectError(
+      await remove(owen, created.id, { account_id: [...crowd.slice(0, 30), amy.id] }),
+      400,
+      "TOO_MANY_TARGETS",
+    );
     expect((await assigneesOf(created.id)).map((a) => a.id).sort()).toEqual(all);
 
     expectEmpty(await remove(owen, created.id, { account_id: crowd.slice(0, 30) }));

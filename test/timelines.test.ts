@@ -129,7 +129,8 @@ describe("GET /timeline/home", () => {
   it("answers the caller's and its followees' public, home and followers notes, newest first; no direct ones, no strangers'", async () => {
     const ids = await timelineIds("/timeline/home", hana);
     expect(ids).toEqual(newestFirst(own.pub, own.home, own.followers, followed.pub, followed.home, followed.followers));
-    for (const absent of [own.direct, followed.direct, ...Object.values(stranger)]) expect(ids).not.toContain(absent.id);
+    for (const absent of [own.direct, followed.direct, ...Object.values(stranger)])
+      expect(ids).not.toContain(absent.id);
   });
 
   it("gives every item the full Note shape: reactions and the author summary", async () => {
@@ -168,7 +169,14 @@ describe("GET /timeline/home", () => {
 
   it("is served as /timeline, under /v0 and with a trailing slash alike", async () => {
     const expected = await timelineIds("/timeline/home", hana);
-    for (const url of ["/timeline", "/timeline/", "/timeline/home/", "/v0/timeline/home", "/v0/timeline", "/v0/timeline/home/"]) {
+    for (const url of [
+      "/timeline",
+      "/timeline/",
+      "/timeline/home/",
+      "/v0/timeline/home",
+      "/v0/timeline",
+      "/v0/timeline/home/",
+    ]) {
       expect(await timelineIds(url, hana), url).toEqual(expected);
     }
   });
@@ -298,9 +306,20 @@ describe("paging by before_id", () => {
     // Older than everything: NOTHING_LEFT; newer than everything: the newest page.
     expectError(await get("/timeline/home?before_id=1", pat), 404, "NOTHING_LEFT");
     expectError(await get("/timeline/accounts/pat?before_id=0"), 404, "NOTHING_LEFT");
-    const newest = await timelineIds("/timeline/home", pat);
-    expect(await timelineIds("/timeline/home?before_id=9223372036854775807", pat)).toEqual(newest);
   });
+
+  it.each(["9223372036854775807", "9223372036854775808", "18446744073709551615"])(
+    "takes any 64-bit snowflake as before_id: %s, above every note, gives the newest page",
+    async (big) => {
+      const newest = await timelineIds("/timeline/home", pat);
+      const answer = await get(`/timeline/home?before_id=${big}`, pat);
+      expect({ status: answer.status, body: answer.status === 200 ? idsOf(answer) : answer.body }).toEqual({
+        status: 200,
+        body: newest,
+      });
+      expect((await get(`/timeline/accounts/pat?before_id=${big}`)).status).toBe(200);
+    },
+  );
 
   it("pages global by the same rule: 20 a page, strictly older, no overlap", async () => {
     const first = await timelineIds("/timeline/global");
@@ -660,9 +679,7 @@ describe("GET /timeline/conversations", () => {
       const second = await timelineIds(`/timeline/conversations/${pip.id}?before_id=${first[19]}`, pia);
       expect(second).toEqual(all.slice(20));
       expectError(await get(`/timeline/conversations/${pip.id}?before_id=${second[2]}`, pia), 404, "NOTHING_LEFT");
-      expect(await timelineIds(`/timeline/conversations/${pia.id}?before_id=${all[5]}`, pip)).toEqual(
-        all.slice(6, 23),
-      );
+      expect(await timelineIds(`/timeline/conversations/${pia.id}?before_id=${all[5]}`, pip)).toEqual(all.slice(6, 23));
       expectError(await get(`/timeline/conversations/${cy.id}?before_id=${all[0]}`, pia), 404, "NOTHING_LEFT");
     });
 

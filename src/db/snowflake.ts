@@ -4,6 +4,8 @@ export const SERVICE_EPOCH_MS = Date.UTC(2022, 0, 1);
 const MAX_SEQUENCE = 0xfff;
 const SNOWFLAKE = /^[0-9]{1,20}$/;
 const MAX_SNOWFLAKE = (1n << 64n) - 1n;
+/** Ids are stored as PostgreSQL BIGINT (signed): no id above this exists. */
+export const MAX_STORED_ID = (1n << 63n) - 1n;
 
 export class SnowflakeGenerator {
   private lastMs = -1;
@@ -30,11 +32,17 @@ export class SnowflakeGenerator {
   }
 }
 
-/** The id as a bigint, or undefined when `text` is not a snowflake. */
-export function parseSnowflake(text: string): bigint | undefined {
+/** `text` as a 64-bit snowflake, or undefined when it is not one. */
+export function parseSnowflake64(text: string): bigint | undefined {
   if (!SNOWFLAKE.test(text)) return undefined;
   const id = BigInt(text);
   return id <= MAX_SNOWFLAKE ? id : undefined;
+}
+
+/** The id `text` names, or undefined when it is not a snowflake or names nothing that can exist. */
+export function parseSnowflake(text: string): bigint | undefined {
+  const id = parseSnowflake64(text);
+  return id !== undefined && id <= MAX_STORED_ID ? id : undefined;
 }
 
 export function snowflakeTime(id: bigint): Date {

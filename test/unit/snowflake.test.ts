@@ -25,7 +25,10 @@ describe("snowflake", () => {
 
   it.each([
     ["0", 0n],
-    ["18446744073709551615", 18446744073709551615n],
+    ["9223372036854775807", 9223372036854775807n],
+    // A 64-bit snowflake above the signed BIGINT range can name nothing stored.
+    ["9223372036854775808", undefined],
+    ["18446744073709551615", undefined],
     ["18446744073709551616", undefined],
     ["-1", undefined],
     ["1e5", undefined],

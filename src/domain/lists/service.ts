@@ -98,15 +98,17 @@ export async function assign(ctx: Context, listId: string, accountIds: string[])
   const owner = requireAccount(ctx);
   const list = await ownList(ctx, listId);
   const ids = await targets(ctx, accountIds);
-  const already = new Set(list.members.map((m) => m.accountId));
   await ctx.db.$transaction(async (tx) => {
-    await tx.listMember.createMany({
+    // Only the rows this request inserts are new members: a concurrent assignment of the same
+    // account inserts it once, so it is notified once.
+    const added = await tx.listMember.createManyAndReturn({
       data: ids.map((accountId) => ({ listId: list.id, accountId })),
       skipDuplicates: true,
+      select: { accountId: true },
     });
     if (!list.public) return;
-    for (const id of ids.filter((i) => !already.has(i))) {
-      await notify(ctx, tx, { recipientId: id, actorId: owner.id, type: "listed", listId: list.id });
+    for (const { accountId } of added) {
+      await notify(ctx, tx, { recipientId: accountId, actorId: owner.id, type: "listed", listId: list.id });
     }
   });
   return ids;
