@@ -4,6 +4,7 @@
 import { ConfigError, loadConfig } from "./config.ts";
 import { startDatabase } from "./db/database.ts";
 import { createLogger } from "./log.ts";
+import { SearchWorker } from "./search/worker.ts";
 import { buildServer } from "./server.ts";
 import { closeServices, createServices } from "./services.ts";
 
@@ -23,6 +24,15 @@ async function main(): Promise<void> {
   const database = await startDatabase(config, (message) => log.info(message));
   const services = await createServices(config, database.url, log);
   const app = await buildServer(services);
+  // With Meilisearch: its settings, and the worker that keeps it in sync (in this process).
+  let worker: SearchWorker | undefined;
+  if (services.search) {
+    await services.search
+      .prepare()
+      .catch((err) => log.warn({ err }, "Meilisearch not ready; searching PostgreSQL alone"));
+    worker = new SearchWorker(services.db, services.search, log);
+    worker.start();
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -34,6 +44,7 @@ async function main(): Promise<void> {
     log.info(`${signal}: shutting down`);
     try {
       await app.close();
+      await worker?.stop();
       await closeServices(services);
       await database.stop();
     } catch (err) {

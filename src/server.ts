@@ -120,13 +120,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
 async function readiness(services: Services): Promise<boolean> {
   try {
     await services.db.$queryRaw`SELECT 1`;
-    if (services.config.meili) {
-      const response = await fetch(new URL("/health", services.config.meili.url), {
-        signal: AbortSignal.timeout(2_000),
-      });
-      if (!response.ok) return false;
-    }
-    return true;
+    return services.search ? await services.search.healthy() : true;
   } catch {
     return false;
   }

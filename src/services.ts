@@ -8,6 +8,7 @@ import { SnowflakeGenerator } from "./db/snowflake.ts";
 import type { Services } from "./domain/context.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
+import { createMeilisearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
 
 export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
@@ -24,6 +25,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
     }),
     captcha: createCaptchaVerifier(config.captcha),
     storage: await createLocalStorage(config.storageDir),
+    search: config.meili ? createMeilisearchIndex(config.meili) : undefined,
     log,
   };
 }

@@ -6,6 +6,7 @@ import type { Db } from "../db/client.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import type { Mailer } from "../mail/mailer.ts";
+import type { SearchIndex } from "../search/meilisearch.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { DomainError } from "./errors.ts";
 import type { TokenIssuer } from "./sessions/tokens.ts";
@@ -18,6 +19,8 @@ export interface Services {
   mailer: Mailer;
   captcha: CaptchaVerifier;
   storage: Storage;
+  /** Meilisearch, when MEILI_URL is set; search then narrows its candidates with it. */
+  search?: SearchIndex;
   log: Logger;
 }
 

@@ -3,6 +3,7 @@
 import * as bookmarks from "../domain/bookmarks/service.ts";
 import * as notes from "../domain/notes/service.ts";
 import * as reactions from "../domain/reactions/service.ts";
+import * as search from "../domain/search/service.ts";
 import { AccountRef } from "./account.ts";
 import { builder, done } from "./builder.ts";
 import { DriveFileRef } from "./drive.ts";
@@ -61,6 +62,13 @@ builder.queryFields((t) => ({
     errors: {},
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => notes.getNote(ctx, args.id.toString()),
+  }),
+  searchNotes: t.field({
+    type: [NoteRef],
+    errors: {},
+    description: "Search notes with the query language; at most 100, newest first; `before` pages further.",
+    args: { query: t.arg.string({ required: true }), before: t.arg.id() },
+    resolve: (_root, args, ctx) => search.searchNotes(ctx, args.query, args.before?.toString()),
   }),
   bookmarks: t.field({
     type: [NoteRef],

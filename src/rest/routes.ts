@@ -6,6 +6,7 @@ import { driveRoutes } from "./routes/drive.ts";
 import { listRoutes } from "./routes/lists.ts";
 import { noteRoutes } from "./routes/notes.ts";
 import { notificationRoutes } from "./routes/notifications.ts";
+import { searchRoutes } from "./routes/search.ts";
 import { socialRoutes } from "./routes/social.ts";
 import { timelineRoutes } from "./routes/timelines.ts";
 
@@ -15,6 +16,7 @@ export const routes: Route[] = [
   ...noteRoutes,
   ...timelineRoutes,
   ...listRoutes,
+  ...searchRoutes,
   ...driveRoutes,
   ...notificationRoutes,
 ];

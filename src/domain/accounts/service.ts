@@ -3,6 +3,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Prisma, uniqueViolation } from "../../db/client.ts";
 import type { Account, EmailTokenPurpose, Role } from "../../generated/prisma/client.ts";
+import { recordSearchChange } from "../../search/outbox.ts";
 import type { Context, Services } from "../context.ts";
 import { ownImageId } from "../drive/service.ts";
 import { DomainError } from "../errors.ts";
@@ -239,16 +240,17 @@ export async function moderate(ctx: Context, nameOrId: string, action: Moderatio
   const moderator = requireModerator(ctx);
   const target = await findAccount(ctx, nameOrId);
   if (roleRank(target) >= roleRank(moderator)) throw new DomainError("NO_PERMISSION");
-  if (action === "freeze") {
-    const { count } = await ctx.db.account.updateMany({
-      where: { id: target.id, frozen: false },
-      data: { frozen: true },
+  if (action === "freeze" || action === "unfreeze") {
+    const frozen = action === "freeze";
+    await ctx.db.$transaction(async (tx) => {
+      const { count } = await tx.account.updateMany({ where: { id: target.id, frozen: !frozen }, data: { frozen } });
+      if (count === 0 && frozen) throw new DomainError("ALREADY_FROZEN");
+      // Who may see the account's notes changed: the search index re-reads them.
+      if (count > 0) await recordSearchChange(ctx, tx, "account", [target.id]);
     });
-    if (count === 0) throw new DomainError("ALREADY_FROZEN");
     return;
   }
-  const data = { unfreeze: { frozen: false }, silence: { silenced: true }, unsilence: { silenced: false } }[action];
-  await ctx.db.account.update({ where: { id: target.id }, data });
+  await ctx.db.account.update({ where: { id: target.id }, data: { silenced: action === "silence" } });
 }
 
 /** Operator command: give an account a role. */

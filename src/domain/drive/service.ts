@@ -8,6 +8,7 @@ import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
+import { recordSearchChange } from "../../search/outbox.ts";
 import type { ByteRange } from "../../storage/storage.ts";
 import { codePoints } from "../accounts/rules.ts";
 import type { Context, Services } from "../context.ts";
@@ -202,11 +203,14 @@ export async function updateDriveFile(ctx: Context, fileId: string, nsfw: boolea
 /** DELETE /drive/{id}: the row, then its bytes; an avatar or header that was this file is unset. */
 export async function deleteDriveFile(ctx: Context, fileId: string): Promise<void> {
   const file = await getDriveFile(ctx, fileId);
-  await ctx.db.$transaction([
-    ctx.db.account.updateMany({ where: { avatarFileId: file.id }, data: { avatarFileId: null } }),
-    ctx.db.account.updateMany({ where: { headerFileId: file.id }, data: { headerFileId: null } }),
-    ctx.db.driveFile.delete({ where: { id: file.id } }),
-  ]);
+  await ctx.db.$transaction(async (tx) => {
+    const linked = await tx.noteAttachment.findMany({ where: { fileId: file.id }, select: { noteId: true } });
+    await tx.account.updateMany({ where: { avatarFileId: file.id }, data: { avatarFileId: null } });
+    await tx.account.updateMany({ where: { headerFileId: file.id }, data: { headerFileId: null } });
+    await tx.driveFile.delete({ where: { id: file.id } });
+    // The notes it leaves may no longer have media: the search index re-reads them.
+    await recordSearchChange(ctx, tx, "upsert", [...new Set(linked.map((l) => l.noteId))]);
+  });
   for (const key of [file.id.toString(), thumbnailKey(file.id)]) {
     await ctx.storage.delete(key).catch((err) => ctx.log.warn({ err, key }, "stored file not removed"));
   }

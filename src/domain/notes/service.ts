@@ -2,6 +2,7 @@
 import type { Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, Note, Visibility } from "../../generated/prisma/client.ts";
+import { recordSearchChange } from "../../search/outbox.ts";
 import { codePoints } from "../accounts/rules.ts";
 import { findAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
@@ -109,6 +110,7 @@ async function writeNote(ctx: Context, author: Account, checked: Checked, links:
         await notify(ctx, tx, { recipientId: account.id, actorId: author.id, type: "mentioned", noteId: note.id });
     }
     await links.also?.(tx);
+    await recordSearchChange(ctx, tx, "upsert", [note.id]);
     return note;
   });
 }
@@ -182,6 +184,12 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
     });
     const gone = [note, ...plainRenotes];
     await tx.note.deleteMany({ where: { id: { in: gone.map((n) => n.id) } } });
+    await recordSearchChange(
+      ctx,
+      tx,
+      "remove",
+      gone.map((n) => n.id),
+    );
     for (const n of gone) {
       await tx.account.update({ where: { id: n.authorId }, data: { notesCount: { decrement: 1 } } });
     }

@@ -1,0 +1,20 @@
+// Route of search (spec 4.7; CONTRACT 8).
+import { z } from "zod";
+import * as search from "../../domain/search/service.ts";
+import { route } from "../route.ts";
+import { notesReply } from "./timelines.ts";
+
+export const searchRoutes = [
+  route({
+    method: "GET",
+    path: "/search/notes",
+    summary: 'Search notes: keywords, "phrases", from:, is:renote|quote, has:link|media, OR, -, ( )',
+    tag: "search",
+    auth: "public",
+    query: z.object({ query: z.string(), before_id: z.string().optional() }),
+    success: { status: 200, description: "at most 100 notes the caller may see, newest first" },
+    errors: ["INVALID_QUERY", "INVALID_REQUEST"],
+    run: (ctx, { query }) => search.searchNotes(ctx, query.query, query.before_id),
+    reply: notesReply,
+  }),
+];
