@@ -84,3 +84,11 @@ describe("cli emoji", () => {
     expect(refused.stderr.trim()).toBe("error: UNSUPPORTED_FILE_TYPE");
   });
 });
+
+describe("cli search reindex", () => {
+  it("says there is nothing to rebuild when search runs on PostgreSQL", async () => {
+    const result = await run("src/cli/main.ts", ["search", "reindex"], env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/MEILI_URL is not set/);
+  });
+});

@@ -9,6 +9,7 @@ import { addCustomEmoji } from "../domain/emoji/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { createLogger } from "../log.ts";
 import { closeServices, createServices } from "../services.ts";
+import { reindexSearch } from "./reindex.ts";
 
 const ROLES = ["normal", "moderator", "admin"] as const;
 const ANNOUNCEMENT_TYPES = ["info", "warn"] as const;
@@ -79,6 +80,13 @@ emoji
       console.log(created.id.toString());
     }),
   );
+
+program
+  .command("search")
+  .description("the search index")
+  .command("reindex")
+  .description("rebuild the Meilisearch index from PostgreSQL, with a progress bar; searches go on meanwhile")
+  .action(() => withServices(reindexSearch));
 
 program.parseAsync().catch((err) => {
   if (err instanceof DomainError || err instanceof ConfigError) {
