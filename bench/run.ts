@@ -1,14 +1,15 @@
 // `npm run bench [-- --explain]`: starts Murmur on its own database, runs each benchmark,
 // prints a table and writes bench/results.json. Figures, never assertions: see bench/README.md.
-// BENCH_NOTES and BENCH_ACCOUNTS size the seeded timeline dataset (default 200,000 and 2,000).
+// BENCH_NOTES and BENCH_ACCOUNTS size the seeded dataset (default 1,000,000 and 2,000).
 import fs from "node:fs";
 import os from "node:os";
+import { benchSearch, SEARCH_QUERIES } from "./search.ts";
 import { startBenchServer } from "./server.ts";
 import { explainTimelines, measure, seedTimelines } from "./timelines.ts";
 import { benchUpload } from "./upload.ts";
 
 const explain = process.argv.includes("--explain");
-const notes = Number(process.env.BENCH_NOTES ?? 200_000);
+const notes = Number(process.env.BENCH_NOTES ?? 1_000_000);
 const accounts = Number(process.env.BENCH_ACCOUNTS ?? 2_000);
 
 const server = await startBenchServer();
@@ -32,7 +33,8 @@ try {
     await measure(`${server.url}${path}`, server.token, 40); // warm-up
     timelines[name] = await measure(`${server.url}${path}`, server.token);
   }
-  const plans = await explainTimelines(server, dataset);
+  const plans = await explainTimelines(server, dataset, SEARCH_QUERIES);
+  const search = await benchSearch(server);
 
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   console.log(`\nMurmur benchmarks on ${machine}\n`);
@@ -64,13 +66,32 @@ try {
       }),
     ),
   );
+  console.log(
+    `\nSearch (PostgreSQL backend), ${notes.toLocaleString("en")} notes, 1 client and 8 concurrent clients:\n`,
+  );
+  console.table(
+    Object.fromEntries(
+      Object.entries(search).map(([name, t]) => [
+        name,
+        {
+          hits: t.hits,
+          "1 client p50 ms": t.single.p50,
+          "1 client p99 ms": t.single.p99,
+          "goal p50 < 100 ms": t.single.p50 < 100 ? "met" : "missed",
+          "8 clients req/s": t.loaded.perSecond,
+          "8 clients p50 ms": t.loaded.p50,
+          "8 clients p99 ms": t.loaded.p99,
+        },
+      ]),
+    ),
+  );
   if (explain) {
     for (const [name, plan] of Object.entries(plans))
       console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name} timeline:\n${plan}`);
   }
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), upload, dataset: { notes, accounts }, timelines, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), upload, dataset: { notes, accounts }, timelines, search, plans }, null, 2)}\n`,
   );
 } finally {
   await server.stop();

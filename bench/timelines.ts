@@ -6,11 +6,15 @@ import { loadConfig } from "../src/config.ts";
 import { SERVICE_EPOCH_MS } from "../src/db/snowflake.ts";
 import type { Context } from "../src/domain/context.ts";
 import { listNotes } from "../src/domain/lists/service.ts";
+import { searchNotes } from "../src/domain/search/service.ts";
 import { accountTimeline, timeline } from "../src/domain/timelines/service.ts";
 import { PrismaClient } from "../src/generated/prisma/client.ts";
 import { createLogger } from "../src/log.ts";
 import { closeServices, createServices } from "../src/services.ts";
 import type { BenchServer } from "./server.ts";
+
+/** A word of the seeded vocabulary: six hex letters, each in about one note in a thousand. */
+export const WORD = (n: string) => `substr(md5((${n})::text), 1, 6)`;
 
 export interface Dataset {
   accounts: number;
@@ -41,7 +45,8 @@ export async function seedTimelines(
   );
   await client.query(
     `INSERT INTO notes (id, author_id, content, visibility, created_at)
-     SELECT $1::bigint + (g::bigint << 22), $2::bigint + 1 + (g % $3::int), 'seeded note number ' || g,
+     SELECT $1::bigint + (g::bigint << 22), $2::bigint + 1 + (g % $3::int),
+            'seeded note ' || g || ' ' || ${WORD("g % 1000")} || ' ' || ${WORD("g % 997")} || ' ' || ${WORD("g % 991")},
             (ARRAY['public','public','public','home','followers'])[1 + g % 5]::"Visibility", now()
      FROM generate_series(1, $4::int) g`,
     [firstNote, firstAccount, accounts, notes],
@@ -95,7 +100,11 @@ export async function measure(url: string, token: string, total = 400, concurren
 }
 
 /** The plans of each timeline's notes query, run by the same services the server runs. */
-export async function explainTimelines(server: BenchServer, dataset: Dataset): Promise<Record<string, string>> {
+export async function explainTimelines(
+  server: BenchServer,
+  dataset: Dataset,
+  searches: Record<string, string> = {},
+): Promise<Record<string, string>> {
   const config = loadConfig({ ...process.env, DATABASE_URL: server.databaseUrl, LOG_LEVEL: "silent" });
   const services = await createServices(config, server.databaseUrl, createLogger("silent"));
   const captured: { query: string; params: string }[] = [];
@@ -112,6 +121,9 @@ export async function explainTimelines(server: BenchServer, dataset: Dataset): P
     global: () => timeline(ctx, "global", {}),
     account: () => accountTimeline(ctx, dataset.authorId.toString(), {}),
     list: () => listNotes(ctx, dataset.listId.toString(), {}),
+    ...Object.fromEntries(
+      Object.entries(searches).map(([name, query]) => [`search ${name}`, () => searchNotes(ctx, query)]),
+    ),
   };
   const client = new pg.Client({ connectionString: server.databaseUrl });
   await client.connect();
