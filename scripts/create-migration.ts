@@ -129,7 +129,13 @@ try {
     exitCode: null,
     filters: { externalTables: [], externalEnums: [] },
   });
-  const sql = (diff as unknown as { stdout?: string }).stdout ?? "";
+  // The engine does not see extensions in its shadow database and asks for them again each
+  // time: drop the CREATE EXTENSION an earlier migration already makes.
+  const earlier = migrations.map((m) => m.sql).join("\n");
+  const sql = ((diff as unknown as { stdout?: string }).stdout ?? "").replace(
+    /-- CreateExtension\n(CREATE EXTENSION IF NOT EXISTS "[^"]+";)\n*/g,
+    (block, statement: string) => (earlier.includes(statement) ? "" : block),
+  );
   if (!sql.trim() || /^-- This is an empty migration\.\s*$/.test(sql.trim())) {
     console.log("the schema matches the migrations: nothing to write");
   } else {

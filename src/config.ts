@@ -46,6 +46,11 @@ const env = z.object({
   CAPTCHA_VERIFY_URL: url(["http:", "https:"]),
   MEILI_URL: url(["http:", "https:"]),
   MEILI_KEY: optionalString,
+  // Extension: the index name, so several instances or test runs can share one Meilisearch.
+  MEILI_INDEX: optionalString.refine(
+    (v) => v === undefined || /^[A-Za-z0-9_-]{1,100}$/.test(v),
+    "must be an index name",
+  ),
   STORAGE_DIR: optionalString,
   RATE_LIMIT_MULTIPLIER: optionalString
     .transform((v) => (v === undefined ? 1 : Number(v)))
@@ -72,7 +77,7 @@ export interface Config {
   smtpUrl?: string;
   mailFrom: string;
   captcha: { provider: CaptchaProvider; secret?: string; verifyUrl?: string };
-  meili?: { url: string; key?: string };
+  meili?: { url: string; key?: string; index?: string };
   storageDir: string;
   rateLimitMultiplier: number;
   tokenSigningKey?: string;
@@ -110,7 +115,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? `Murmur <noreply@${publicUrl.hostname}>`,
     captcha: { provider, secret: e.CAPTCHA_SECRET, verifyUrl: e.CAPTCHA_VERIFY_URL },
-    meili: e.MEILI_URL ? { url: e.MEILI_URL, key: e.MEILI_KEY } : undefined,
+    meili: e.MEILI_URL ? { url: e.MEILI_URL, key: e.MEILI_KEY, index: e.MEILI_INDEX } : undefined,
     storageDir: path.resolve(e.STORAGE_DIR ?? path.join(e.DATA_DIR, "files")),
     rateLimitMultiplier: e.RATE_LIMIT_MULTIPLIER,
     tokenSigningKey: e.TOKEN_SIGNING_KEY,

@@ -175,7 +175,10 @@ function initialise(bin: Binaries, dataDir: string, passwordFile: string, owner:
         "--username=postgres",
         `--pwfile=${pwfile}`,
         "--encoding=UTF8",
-        "--locale=C",
+        // Unicode case mapping and character classes without depending on the OS's locales:
+        // ILIKE folds every script's case, and pg_trgm takes trigrams from CJK text too.
+        "--locale-provider=builtin",
+        "--builtin-locale=C.UTF-8",
       ],
       { ...owner, encoding: "utf8" },
     );

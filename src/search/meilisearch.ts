@@ -9,7 +9,7 @@
 import { Meilisearch, type Task } from "meilisearch";
 import type { SearchNode } from "./query.ts";
 
-export const INDEX = "notes";
+export const DEFAULT_INDEX = "notes";
 /** Most candidates one search takes from Meilisearch; past it, PostgreSQL answers alone. */
 export const CANDIDATES = 2000;
 
@@ -83,8 +83,9 @@ async function succeeded(task: Promise<Task>): Promise<void> {
     throw new Error(`meilisearch task ${done.uid} ${done.status}: ${done.error?.message}`);
 }
 
-export function createMeilisearchIndex(options: { url: string; key?: string }): SearchIndex {
+export function createMeilisearchIndex(options: { url: string; key?: string; index?: string }): SearchIndex {
   const client = new Meilisearch({ host: options.url, apiKey: options.key, timeout: 10_000 });
+  const INDEX = options.index ?? DEFAULT_INDEX;
   const index = client.index<SearchDocument>(INDEX);
   const wait = { timeout: 60_000, interval: 50 };
   return {
