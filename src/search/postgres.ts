@@ -2,6 +2,7 @@
 // (no SQL built from user text). Keywords and phrases are case-insensitive substring matches
 // on content or cw_comment (ILIKE, served by the trigram GIN indexes), CJK included.
 import type { Prisma } from "../db/client.ts";
+import { PLAIN_RENOTE, QUOTE } from "../domain/notes/service.ts";
 import type { SearchNode } from "./query.ts";
 
 /** The `from:` names of a tree, to resolve to account ids in one query. */
@@ -51,10 +52,7 @@ export function compileSearch(node: SearchNode, authors: Map<string, bigint | un
       return id === undefined ? { id: { in: [] } } : { authorId: id };
     }
     case "is":
-      // A plain renote has no content of its own (CONTRACT 5); a quote has.
-      return node.value === "renote"
-        ? { renoteId: { not: null }, content: "" }
-        : { renoteId: { not: null }, content: { not: "" } };
+      return node.value === "renote" ? PLAIN_RENOTE : QUOTE;
     case "has":
       return node.value === "media"
         ? { attachments: { some: {} } }

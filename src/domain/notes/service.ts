@@ -162,10 +162,17 @@ export async function reply(ctx: Context, noteId: string, input: NoteInput): Pro
   return writeNote(ctx, author, checked, { replyToId: original.id });
 }
 
-/** Whether a renote is plain: no content of its own and nothing attached. */
-export function isPlainRenote(note: Pick<Note, "renoteId" | "content"> & { attachments: unknown[] }): boolean {
-  return note.renoteId !== null && note.content === "" && note.attachments.length === 0;
-}
+/** A plain renote: a renote with no content of its own and nothing attached; any other is a quote. */
+export const PLAIN_RENOTE = {
+  renoteId: { not: null },
+  content: "",
+  attachments: { none: {} },
+} satisfies Prisma.NoteWhereInput;
+
+export const QUOTE = {
+  renoteId: { not: null },
+  NOT: { content: "", attachments: { none: {} } },
+} satisfies Prisma.NoteWhereInput;
 
 /** Deletes a note (its author, or a moderator): its plain renotes, reactions and bookmarks go too. */
 export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
@@ -179,7 +186,7 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
   if (note.authorId !== caller.id && !moderator) throw new DomainError("NO_PERMISSION");
   await ctx.db.$transaction(async (tx) => {
     const plainRenotes = await tx.note.findMany({
-      where: { renoteId: note.id, content: "", attachments: { none: {} } },
+      where: { ...PLAIN_RENOTE, renoteId: note.id },
       select: { id: true, authorId: true },
     });
     const gone = [note, ...plainRenotes];
