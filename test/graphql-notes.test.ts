@@ -122,6 +122,24 @@ describe("notes through GraphQL", () => {
   });
 });
 
+describe("searchNotes", () => {
+  it("answers what GET /search/notes answers, and INVALID_QUERY as a typed error", async () => {
+    await server.request("POST", "/notes", { token: alice.token, body: { content: "searchable parrot 🦜" } });
+    await server.request("POST", "/notes", { token: alice.token, body: { content: "another PARROT here" } });
+    const rest = await server.request("GET", `/search/notes?query=${encodeURIComponent("parrot -another")}`);
+    const data = await gql(
+      `query ($q: String!) { searchNotes(query: $q) { ... on QuerySearchNotesSuccess { data { id content } } } }`,
+      { q: "parrot -another" },
+    );
+    expect(data.searchNotes.data).toEqual(
+      rest.body.map((n: { id: string; content: string }) => ({ id: n.id, content: n.content })),
+    );
+    expect(data.searchNotes.data.map((n: { content: string }) => n.content)).toEqual(["searchable parrot 🦜"]);
+    const bad = await gql(`{ searchNotes(query: "(parrot") { ... on DomainError { code } } }`, {});
+    expect(bad.searchNotes.code).toBe("INVALID_QUERY");
+  });
+});
+
 describe("no query per note", () => {
   it("answers a page of 20 bookmarked notes with as many SQL queries as a page of 1", async () => {
     const counting = await countingApp(server);
