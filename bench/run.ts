@@ -1,98 +1,174 @@
-// `npm run bench [-- --explain]`: starts Murmur on its own database, runs each benchmark,
-// prints a table and writes bench/results.json. Figures, never assertions: see bench/README.md.
-// BENCH_NOTES and BENCH_ACCOUNTS size the seeded dataset (default 1,000,000 and 2,000).
+// `npm run bench [-- --explain]`: Murmur on a seeded database of its own, driven by autocannon
+// at 32 connections; one table, also written to bench/results.json. Figures, never assertions.
+// BENCH_ACCOUNTS (default 10,000) and BENCH_NOTES (default 1,000,000) size the data.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
-import { benchSearch, SEARCH_QUERIES } from "./search.ts";
+import path from "node:path";
+import { addNotes, seed } from "../src/cli/seed.ts";
+import { loadConfig } from "../src/config.ts";
+import type { Context } from "../src/domain/context.ts";
+import { listNotes } from "../src/domain/lists/service.ts";
+import { searchNotes } from "../src/domain/search/service.ts";
+import { accountTimeline, timeline } from "../src/domain/timelines/service.ts";
+import { createLogger } from "../src/log.ts";
+import { closeServices, createServices } from "../src/services.ts";
+import { type Load, load } from "./load.ts";
 import { startBenchServer } from "./server.ts";
-import { explainTimelines, measure, seedTimelines } from "./timelines.ts";
+import { SqlProbe } from "./sql.ts";
 import { benchUpload } from "./upload.ts";
 
 const explain = process.argv.includes("--explain");
-const notes = Number(process.env.BENCH_NOTES ?? 1_000_000);
-const accounts = Number(process.env.BENCH_ACCOUNTS ?? 2_000);
+const accounts = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
+const totalNotes = Number(process.env.BENCH_NOTES ?? 1_000_000);
+const SMALL = 10_000;
+const KEYWORD = "e4da3b"; // a word of the seeded vocabulary (md5 of "5")
 
 const server = await startBenchServer();
+const config = loadConfig({
+  ...process.env,
+  DATA_DIR: server.dataDir,
+  DATABASE_URL: server.databaseUrl,
+  BCRYPT_COST: "4",
+});
+const services = await createServices(config, server.databaseUrl, createLogger("silent"));
 try {
-  // A first small request warms the server (Prisma's query compiler, JIT) before measuring.
   await fetch(`${server.url}/drive`, { headers: { authorization: `Bearer ${server.token}` } });
   const upload = await benchUpload(server);
-  if (upload.status !== 200) throw new Error(`the upload answered ${upload.status}`);
 
-  const seeded = performance.now();
-  const dataset = await seedTimelines(server, accounts, notes, Math.min(500, accounts));
-  const seedSeconds = (performance.now() - seeded) / 1000;
-  const timelineUrls: Record<string, string> = {
-    "home (following 500)": "/timeline/home",
-    global: "/timeline/global",
-    account: `/timeline/accounts/${dataset.authorId}`,
-    "list (30 members)": `/lists/${dataset.listId}/notes`,
+  const seeded = await seed(services, server.databaseUrl, { accounts, notes: SMALL });
+  const login = await fetch(`${server.url}/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: "viewer", passphrase: "seed-passphrase", captcha_token: "ok" }),
+  }).then((r) => r.json() as Promise<{ authorization_token: string }>);
+  const token = login.authorization_token;
+  const pages: Record<string, { url: string; page: (ctx: Context) => Promise<unknown> }> = {
+    "home timeline": { url: "/timeline/home", page: (ctx) => timeline(ctx, "home", {}) },
+    "global timeline": { url: "/timeline/global", page: (ctx) => timeline(ctx, "global", {}) },
+    "account timeline": {
+      url: `/timeline/accounts/${seeded.busyAuthorId}`,
+      page: (ctx) => accountTimeline(ctx, seeded.busyAuthorId.toString(), {}),
+    },
+    "list timeline": {
+      url: `/lists/${seeded.listId}/notes`,
+      page: (ctx) => listNotes(ctx, seeded.listId.toString(), {}),
+    },
   };
-  const timelines: Record<string, Awaited<ReturnType<typeof measure>>> = {};
-  for (const [name, path] of Object.entries(timelineUrls)) {
-    await measure(`${server.url}${path}`, server.token, 40); // warm-up
-    timelines[name] = await measure(`${server.url}${path}`, server.token);
+  const atSmall: Record<string, Load> = {};
+  for (const [name, { url }] of Object.entries(pages)) {
+    await load(`${server.url}${url}`, { token, duration: 1 });
+    atSmall[name] = await load(`${server.url}${url}`, { token });
   }
-  const plans = await explainTimelines(server, dataset, SEARCH_QUERIES);
-  const search = await benchSearch(server);
+
+  const seededAt = performance.now();
+  const notesPerSecond = await addNotes(server.databaseUrl, seeded, totalNotes - SMALL);
+  const seedSeconds = (performance.now() - seededAt) / 1000;
+
+  const probe = await SqlProbe.open(services, server.databaseUrl, seeded.viewerId);
+  const newest = await services.db.note.findFirst({ where: { visibility: "public" }, orderBy: { id: "desc" } });
+  const graphqlHome = JSON.stringify({
+    query:
+      "{ homeTimeline { ... on QueryHomeTimelineSuccess { data { edges { node { id content createdAt author { name nickname } reactions { emoji reactedBy } attachments { url mime } } } } } } }",
+  });
+  const runs: Record<string, () => Promise<Load>> = {
+    ...Object.fromEntries(
+      Object.entries(pages).map(([name, { url }]) => [name, () => load(`${server.url}${url}`, { token })]),
+    ),
+    "get note": () => load(`${server.url}/notes/${newest?.id}`, { token }),
+    notifications: () => load(`${server.url}/notifications`, { token }),
+    "search (keyword)": () => load(`${server.url}/search/notes?query=${KEYWORD}`, { token }),
+    "create note": () =>
+      load(`${server.url}/notes`, {
+        token,
+        method: "POST",
+        body: JSON.stringify({ content: "benchmark note @seed3" }),
+      }),
+    "GraphQL home timeline": () => load(`${server.url}/graphql`, { token, method: "POST", body: graphqlHome }),
+  };
+  const atLarge: Record<string, Load> = {};
+  for (const [name, run] of Object.entries(runs)) {
+    await load(`${server.url}/healthz`, { duration: 1 });
+    atLarge[name] = await run();
+  }
+
+  // The bare baseline: the same statements as one home page, plus the caller lookup every
+  // authenticated request makes.
+  const homeStatements = [
+    { query: 'SELECT * FROM "public"."accounts" WHERE "id" = $1 LIMIT $2', params: [seeded.viewerId.toString(), 1] },
+    ...(await probe.statements(pages["home timeline"].page)),
+  ];
+  const statementsFile = path.join(server.dataDir, "home-statements.json");
+  fs.writeFileSync(statementsFile, JSON.stringify({ databaseUrl: server.databaseUrl, statements: homeStatements }));
+  const barePort = 20000 + Math.floor(Math.random() * 20000);
+  const bare = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(import.meta.dirname, "bare.ts"), statementsFile, String(barePort)],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  await once(bare.stdout!, "data");
+  await load(`http://127.0.0.1:${barePort}/`, { duration: 1 });
+  const bareHome = await load(`http://127.0.0.1:${barePort}/`);
+  bare.kill("SIGTERM");
+
+  const queriesPerPage: Record<string, number> = {};
+  const plans: Record<string, string> = {};
+  for (const [name, { page }] of Object.entries(pages)) {
+    queriesPerPage[name] = (await probe.statements(page)).length + 1; // + the caller lookup
+    plans[name] = await probe.explainNotes(page);
+  }
+  plans["search (keyword)"] = await probe.explainNotes((ctx) => searchNotes(ctx, KEYWORD));
+  await probe.close();
 
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  console.log(`\nMurmur benchmarks on ${machine}\n`);
-  console.table({
-    "upload 100 MB (POST /drive)": {
-      "MB/s": upload.megabytesPerSecond,
-      seconds: upload.seconds,
-      "RSS before (MB)": upload.rssBeforeMb,
-      "peak RSS growth (MB)": upload.peakRssGrowthMb,
-      "goal: growth < 64 MB": upload.peakRssGrowthMb < 64 ? "met" : "missed",
-    },
-  });
-  console.log(
-    `\nTimelines, ${notes.toLocaleString("en")} notes by ${accounts.toLocaleString("en")} accounts (seeded in ${seedSeconds.toFixed(1)} s), 8 concurrent clients:\n`,
+  const rows = Object.fromEntries(
+    Object.entries(atLarge).map(([name, l]) => [
+      name,
+      {
+        "req/s": l.reqPerSec,
+        "p50 ms": l.p50,
+        "p99 ms": l.p99,
+        [`p99 at ${SMALL / 1000}k notes`]: atSmall[name]?.p99 ?? "",
+        "queries/page": queriesPerPage[name] ?? "",
+        "seq scan of notes": name in plans ? /Seq Scan on notes/.test(plans[name]) : "",
+        errors: l.errors,
+      },
+    ]),
   );
-  console.table(
-    Object.fromEntries(
-      Object.entries(timelines).map(([name, t]) => {
-        const plan = plans[name.split(" ")[0]] ?? "";
-        return [
-          name,
-          {
-            "req/s": t.perSecond,
-            "p50 ms": t.p50,
-            "p99 ms": t.p99,
-            "notes scan": /Seq Scan on notes/.test(plan) ? "SEQ SCAN" : "index",
-          },
-        ];
-      }),
+  rows["bare Fastify + pg (home SQL)"] = {
+    "req/s": bareHome.reqPerSec,
+    "p50 ms": bareHome.p50,
+    "p99 ms": bareHome.p99,
+    errors: bareHome.errors,
+  } as never;
+  const home = atLarge["home timeline"];
+  const goals = {
+    "REST home >= 0.6x bare": `${(home.reqPerSec / bareHome.reqPerSec).toFixed(2)}x`,
+    "timeline p99 at 1M <= 1.5x p99 at 10k": Object.fromEntries(
+      Object.keys(pages).map((name) => [name, `${(atLarge[name].p99 / Math.max(atSmall[name].p99, 1)).toFixed(2)}x`]),
     ),
-  );
+    "home p99 < 50 ms (viewer follows 5,000)": `${home.p99} ms`,
+    "GraphQL home >= 0.8x REST": `${(atLarge["GraphQL home timeline"].reqPerSec / home.reqPerSec).toFixed(2)}x`,
+    "note creation >= 1,000/s": `${atLarge["create note"].reqPerSec}/s`,
+  };
   console.log(
-    `\nSearch (PostgreSQL backend), ${notes.toLocaleString("en")} notes, 1 client and 8 concurrent clients:\n`,
+    `\nMurmur on ${machine}; ${totalNotes.toLocaleString("en")} notes by ${accounts.toLocaleString("en")} accounts (notes seeded at ${notesPerSecond.toLocaleString("en")}/s in ${seedSeconds.toFixed(0)} s); 32 connections:\n`,
   );
-  console.table(
-    Object.fromEntries(
-      Object.entries(search).map(([name, t]) => [
-        name,
-        {
-          hits: t.hits,
-          "1 client p50 ms": t.single.p50,
-          "1 client p99 ms": t.single.p99,
-          "goal p50 < 100 ms": t.single.p50 < 100 ? "met" : "missed",
-          "8 clients req/s": t.loaded.perSecond,
-          "8 clients p50 ms": t.loaded.p50,
-          "8 clients p99 ms": t.loaded.p99,
-        },
-      ]),
-    ),
+  console.table(rows);
+  console.log("\nGoals:", JSON.stringify(goals, null, 2));
+  console.log(
+    `\nUpload 100 MB: ${upload.megabytesPerSecond} MB/s, peak RSS growth ${upload.peakRssGrowthMb} MB (goal < 64 MB)`,
   );
-  if (explain) {
-    for (const [name, plan] of Object.entries(plans))
-      console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name} timeline:\n${plan}`);
-  }
+  if (explain)
+    for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), upload, dataset: { notes, accounts }, timelines, search, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, atSmall, atLarge, bareHome, queriesPerPage, goals, plans }, null, 2)}\n`,
   );
 } finally {
+  await closeServices(services);
   await server.stop();
 }

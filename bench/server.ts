@@ -17,6 +17,8 @@ export interface BenchServer {
   accountId: bigint;
   /** The database the server runs on, for seeding and EXPLAIN. */
   databaseUrl: string;
+  /** The server's DATA_DIR (its files, for seeding). */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -96,6 +98,7 @@ export async function startBenchServer(): Promise<BenchServer> {
     token: login.body.authorization_token,
     accountId: BigInt(me.id),
     databaseUrl,
+    dataDir,
     async stop() {
       child.kill("SIGTERM");
       await once(child, "exit");

@@ -10,6 +10,7 @@ import { DomainError } from "../domain/errors.ts";
 import { createLogger } from "../log.ts";
 import { closeServices, createServices } from "../services.ts";
 import { reindexSearch } from "./reindex.ts";
+import { seed } from "./seed.ts";
 
 const ROLES = ["normal", "moderator", "admin"] as const;
 const ANNOUNCEMENT_TYPES = ["info", "warn"] as const;
@@ -24,13 +25,13 @@ function oneOf<T extends string>(values: readonly T[]) {
 }
 
 /** Runs `task` with the services on the configured database, then releases them. */
-async function withServices(task: (services: Services) => Promise<void>): Promise<void> {
+async function withServices(task: (services: Services, databaseUrl: string) => Promise<void>): Promise<void> {
   const config = loadConfig();
   const log = createLogger(process.env.LOG_LEVEL ?? "warn");
   const database = await startDatabase(config, (message) => log.info(message));
   const services = await createServices(config, database.url, log);
   try {
-    await task(services);
+    await task(services, database.url);
   } finally {
     await closeServices(services);
     await database.stop();
@@ -87,6 +88,24 @@ program
   .command("reindex")
   .description("rebuild the Meilisearch index from PostgreSQL, with a progress bar; searches go on meanwhile")
   .action(() => withServices(reindexSearch));
+
+const count = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a whole number, 1 or more");
+  return n;
+};
+
+program
+  .command("seed")
+  .description("fill the database with synthetic data for benchmarks (accounts passphrase: seed-passphrase)")
+  .requiredOption("--accounts <n>", "accounts (the first is `viewer`, following up to 5,000)", count)
+  .requiredOption("--notes <m>", "notes", count)
+  .action((options: { accounts: number; notes: number }) =>
+    withServices(async (services, databaseUrl) => {
+      const result = await seed(services, databaseUrl, { ...options, progress: true });
+      console.log(`seeded ${options.accounts} accounts and ${options.notes} notes (${result.notesPerSecond} notes/s)`);
+    }),
+  );
 
 program.parseAsync().catch((err) => {
   if (err instanceof DomainError || err instanceof ConfigError) {

@@ -1,7 +1,7 @@
 // Notes (spec 4.3, 2.4; CONTRACT 5): create, renote (plain or quote), reply, get and delete.
 import type { Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
-import type { Account, Note, Visibility } from "../../generated/prisma/client.ts";
+import type { Account, DriveFile, Visibility } from "../../generated/prisma/client.ts";
 import { recordSearchChange } from "../../search/outbox.ts";
 import { codePoints } from "../accounts/rules.ts";
 import { findAccount } from "../accounts/service.ts";
@@ -37,7 +37,8 @@ interface Checked {
   content: string;
   cwComment: string;
   visibility: Visibility;
-  fileIds: bigint[];
+  /** The attached drive files, in order. */
+  files: DriveFile[];
   sendTo?: Account;
 }
 
@@ -68,9 +69,13 @@ async function checkNoteInput(ctx: Context, author: Account, input: NoteInput, r
   if (fileIds.some((id) => id === undefined) || new Set(fileIds).size !== fileIds.length) {
     throw new DomainError("ATTACHMENT_NOT_FOUND");
   }
-  const owned = await ctx.db.driveFile.count({ where: { id: { in: fileIds as bigint[] }, ownerId: author.id } });
-  if (owned !== fileIds.length) throw new DomainError("ATTACHMENT_NOT_FOUND");
-  return { content, cwComment, visibility: visibility as Visibility, fileIds: fileIds as bigint[], sendTo };
+  const owned = fileIds.length
+    ? await ctx.db.driveFile.findMany({ where: { id: { in: fileIds as bigint[] }, ownerId: author.id } })
+    : [];
+  if (owned.length !== fileIds.length) throw new DomainError("ATTACHMENT_NOT_FOUND");
+  const byId = new Map(owned.map((f) => [f.id, f]));
+  const files = (fileIds as bigint[]).map((id) => byId.get(id) as DriveFile);
+  return { content, cwComment, visibility: visibility as Visibility, files, sendTo };
 }
 
 interface Links {
@@ -88,7 +93,7 @@ async function writeNote(ctx: Context, author: Account, checked: Checked, links:
       })
     : [];
   return ctx.db.$transaction(async (tx) => {
-    const note = await tx.note.create({
+    const created = await tx.note.create({
       data: {
         id: ctx.ids.next(),
         authorId: author.id,
@@ -98,10 +103,16 @@ async function writeNote(ctx: Context, author: Account, checked: Checked, links:
         sendToId: checked.sendTo?.id,
         renoteId: links.renoteId,
         replyToId: links.replyToId,
-        attachments: { create: checked.fileIds.map((fileId, position) => ({ fileId, position })) },
+        attachments: { create: checked.files.map((file, position) => ({ fileId: file.id, position })) },
       },
-      include: NOTE_INCLUDE,
     });
+    // Its author and files are known and it has no reactions yet: no need to read it back.
+    const note: NoteView = {
+      ...created,
+      author,
+      reactions: [],
+      attachments: checked.files.map((file, position) => ({ noteId: created.id, fileId: file.id, position, file })),
+    };
     await tx.account.update({ where: { id: author.id }, data: { notesCount: { increment: 1 } } });
     for (const account of mentioned) {
       // Only those who may see the note hear of it.

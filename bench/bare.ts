@@ -1,0 +1,23 @@
+// The bare baseline: Fastify and node-postgres running exactly the SQL statements one home
+// timeline page of Murmur sends (captured from Prisma, passed in a JSON file), no more.
+// Run as its own process by bench/run.ts: `node --import tsx bench/bare.ts <statements.json> <port>`.
+import fs from "node:fs";
+import Fastify from "fastify";
+import pg from "pg";
+
+interface Statements {
+  databaseUrl: string;
+  statements: { query: string; params: unknown[] }[];
+}
+
+const [file, port] = process.argv.slice(2);
+const { databaseUrl, statements } = JSON.parse(fs.readFileSync(file, "utf8")) as Statements;
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+const app = Fastify();
+app.get("/", async () => {
+  const results: unknown[] = [];
+  for (const { query, params } of statements) results.push((await pool.query(query, params)).rows);
+  return results;
+});
+await app.listen({ port: Number(port), host: "127.0.0.1" });
+console.log("ready");

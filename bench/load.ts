@@ -1,0 +1,32 @@
+// One load run with autocannon: 32 connections for a few seconds, as req/s, p50 and p99.
+import autocannon from "autocannon";
+
+export interface Load {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+export async function load(
+  url: string,
+  options: { token?: string; method?: "GET" | "POST"; body?: string; duration?: number } = {},
+): Promise<Load> {
+  const result = await autocannon({
+    url,
+    connections: 32,
+    duration: options.duration ?? 5,
+    method: options.method ?? "GET",
+    body: options.body,
+    headers: {
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.body ? { "content-type": "application/json" } : {}),
+    },
+  });
+  return {
+    reqPerSec: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  };
+}

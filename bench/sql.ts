@@ -1,0 +1,60 @@
+// The SQL one page sends: the services' own code run on a Prisma client that reports its
+// statements, to count them, to replay them in the bare baseline, and to EXPLAIN them.
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import type { Context, Services } from "../src/domain/context.ts";
+import { PrismaClient } from "../src/generated/prisma/client.ts";
+
+export interface Statement {
+  query: string;
+  params: unknown[];
+}
+
+export class SqlProbe {
+  private readonly captured: Statement[] = [];
+
+  private constructor(
+    private readonly db: PrismaClient,
+    private readonly ctx: Context,
+    private readonly databaseUrl: string,
+  ) {}
+
+  static async open(services: Services, databaseUrl: string, viewerId: bigint): Promise<SqlProbe> {
+    const db = new PrismaClient({
+      adapter: new PrismaPg({ connectionString: databaseUrl }),
+      log: [{ emit: "event", level: "query" }],
+    });
+    const viewer = await db.account.findUniqueOrThrow({ where: { id: viewerId } });
+    const ctx = { ...services, db, caller: { account: viewer } } as unknown as Context;
+    const probe = new SqlProbe(db, ctx, databaseUrl);
+    db.$on("query", (e) => probe.captured.push({ query: e.query, params: JSON.parse(e.params) as unknown[] }));
+    return probe;
+  }
+
+  /** The statements `page` sends, in order. */
+  async statements(page: (ctx: Context) => Promise<unknown>): Promise<Statement[]> {
+    this.captured.length = 0;
+    await page(this.ctx);
+    return [...this.captured];
+  }
+
+  /** EXPLAIN (ANALYZE, BUFFERS) of the page's main notes query. */
+  async explainNotes(page: (ctx: Context) => Promise<unknown>): Promise<string> {
+    const notesQuery = (await this.statements(page)).find(
+      (s) => /FROM "public"\."notes"/.test(s.query) && /ORDER BY/.test(s.query),
+    );
+    if (!notesQuery) return "(no notes query)";
+    const client = new pg.Client({ connectionString: this.databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${notesQuery.query}`, notesQuery.params);
+      return rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
+    } finally {
+      await client.end();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.db.$disconnect();
+  }
+}
