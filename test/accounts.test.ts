@@ -5,9 +5,8 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "./support/expect.ts";
 import { account, mailedToken, PASSPHRASE, register, type TestAccount } from "./support/fixtures.ts";
-import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
+import { type Answer, HOST, startTestServer, type TestServer } from "./support/server.ts";
 
-const HOST = "murmur.test";
 const SERVICE_EPOCH_MS = Date.UTC(2022, 0, 1);
 const CREATED_KEYS = ["email", "id", "name"];
 const PUBLIC_KEYS = [

@@ -7,20 +7,8 @@ import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, register, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { type Answer, HOST, startTestServer, type TestServer } from "./support/server.ts";
+import { AUTHOR_KEYS, FULL_NOTE_KEYS, ISO_MS, SNOWFLAKE } from "./support/shapes.ts";
 
-const SNOWFLAKE = /^[1-9][0-9]{0,19}$/;
-const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const NOTE_KEYS = [
-  "attachment_files",
-  "author",
-  "content",
-  "created_at",
-  "cw_comment",
-  "id",
-  "reactions",
-  "visibility",
-];
-const AUTHOR_KEYS = ["avatar", "bio", "display_name", "followed_count", "following_count", "header", "id", "name"];
 const UNKNOWN_ID = "999999999999999999";
 
 let server: TestServer;
@@ -633,7 +621,7 @@ describe("GET /lists/{id}/notes", () => {
       newestFirst([ids.wrenPublic, ids.wrenHome, ids.wrenFollowers, ids.wesPublic]),
     );
     for (const item of answer.body) {
-      expect(sorted(item)).toEqual(NOTE_KEYS);
+      expect(sorted(item)).toEqual(FULL_NOTE_KEYS);
       expect(sorted(item.author)).toEqual(AUTHOR_KEYS);
     }
     const wrenPublic = answer.body.find((n: { id: string }) => n.id === ids.wrenPublic);

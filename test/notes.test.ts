@@ -6,14 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image, wav } from "./support/media.ts";
-import { type Answer, PUBLIC_URL, startTestServer, type TestServer } from "./support/server.ts";
+import { type Answer, HOST, PUBLIC_URL, startTestServer, type TestServer } from "./support/server.ts";
+import { AUTHOR_KEYS, FULL_NOTE_KEYS, ISO_MS, NOTE_KEYS, SNOWFLAKE } from "./support/shapes.ts";
 
-const HOST = "murmur.test";
-const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const SNOWFLAKE = /^[1-9][0-9]{0,19}$/;
-const NOTE_KEYS = ["attachment_files", "content", "created_at", "cw_comment", "id", "visibility"];
-const FULL_KEYS = [...NOTE_KEYS, "author", "reactions"].sort();
-const AUTHOR_KEYS = ["avatar", "bio", "display_name", "followed_count", "following_count", "header", "id", "name"];
 const UNKNOWN_ID = "999999999999999999";
 
 let server: TestServer;
@@ -201,7 +196,7 @@ describe("POST /notes", () => {
     expect(sorted(created.body)).toEqual(NOTE_KEYS);
     const got = await getNote(created.body.id, undefined, "/v0");
     expect(got.status).toBe(200);
-    expect(sorted(got.body)).toEqual(FULL_KEYS);
+    expect(sorted(got.body)).toEqual(FULL_NOTE_KEYS);
     expect(got.body.content).toBe("versioned");
   });
 });
@@ -236,7 +231,7 @@ describe("GET /notes/{id}", () => {
     const created = await note(alice, { content: "read me", cw_comment: "careful" });
     const answer = await getNote(created.id);
     expect(answer.status).toBe(200);
-    expect(sorted(answer.body)).toEqual(FULL_KEYS);
+    expect(sorted(answer.body)).toEqual(FULL_NOTE_KEYS);
     expect(sorted(answer.body.author)).toEqual(AUTHOR_KEYS);
     const profile = (await server.request("GET", "/accounts/alice")).body;
     expect(answer.body).toEqual({

@@ -10,20 +10,9 @@ import { addCustomEmoji } from "../src/domain/emoji/service.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
-import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
+import { type Answer, HOST, startTestServer, type TestServer } from "./support/server.ts";
+import { AUTHOR_KEYS, FULL_NOTE_KEYS } from "./support/shapes.ts";
 
-const HOST = "murmur.test";
-const FULL_NOTE_KEYS = [
-  "attachment_files",
-  "author",
-  "content",
-  "created_at",
-  "cw_comment",
-  "id",
-  "reactions",
-  "visibility",
-];
-const AUTHOR_KEYS = ["avatar", "bio", "display_name", "followed_count", "following_count", "header", "id", "name"];
 const UNKNOWN_NOTE = "1234567890123456789";
 
 let server: TestServer;

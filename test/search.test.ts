@@ -10,23 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
-import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
+import { type Answer, HOST, startTestServer, type TestServer } from "./support/server.ts";
+import { AUTHOR_KEYS, FULL_NOTE_KEYS, ISO_MS, SNOWFLAKE } from "./support/shapes.ts";
 
-const HOST = "murmur.test";
-const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const SNOWFLAKE = /^[1-9][0-9]{0,19}$/;
-const FULL_KEYS = [
-  "attachment_files",
-  "author",
-  "content",
-  "created_at",
-  "cw_comment",
-  "id",
-  "reactions",
-  "visibility",
-];
 const OPTIONAL_KEYS = ["renote_id", "reply_to", "send_to"];
-const AUTHOR_KEYS = ["avatar", "bio", "display_name", "followed_count", "following_count", "header", "id", "name"];
 
 let server: TestServer;
 // alice writes most notes; fol follows alice; bob receives her direct notes; sam is a logged-in
@@ -70,7 +57,7 @@ function search(query: string | undefined, who?: Who, beforeId?: string): Promis
 // biome-ignore lint/suspicious/noExplicitAny: answer items are read field by field
 function expectFullNote(item: any) {
   const keys = sorted(item);
-  expect(keys.filter((k) => !OPTIONAL_KEYS.includes(k))).toEqual(FULL_KEYS);
+  expect(keys.filter((k) => !OPTIONAL_KEYS.includes(k))).toEqual(FULL_NOTE_KEYS);
   expect(item.id).toMatch(SNOWFLAKE);
   expect(item.created_at).toMatch(ISO_MS);
   expect(typeof item.content).toBe("string");

@@ -6,10 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAnnouncement } from "../src/domain/announcements/service.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
-import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
+import { type Answer, HOST, startTestServer, type TestServer } from "./support/server.ts";
+import { ISO_MS } from "./support/shapes.ts";
 
-const HOST = "murmur.test";
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const NOTIFICATION_KEYS = ["actor", "createdAt", "id", "type"];
 const REQUESTER_KEYS = ["avatar", "id", "name", "nickname"];
 const ANNOUNCEMENT_KEYS = ["createdAt", "description", "id", "title", "type", "unread"];

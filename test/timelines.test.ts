@@ -7,22 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
-import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
+import { type Answer, HOST, startTestServer, type TestServer } from "./support/server.ts";
+import { AUTHOR_KEYS, FULL_NOTE_KEYS, ISO_MS, SNOWFLAKE } from "./support/shapes.ts";
 
-const HOST = "murmur.test";
-const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const SNOWFLAKE = /^[1-9][0-9]{0,19}$/;
-const FULL_KEYS = [
-  "attachment_files",
-  "author",
-  "content",
-  "created_at",
-  "cw_comment",
-  "id",
-  "reactions",
-  "visibility",
-];
-const AUTHOR_KEYS = ["avatar", "bio", "display_name", "followed_count", "following_count", "header", "id", "name"];
 const UNKNOWN_ID = "999999999999999999";
 /** Not snowflakes: before_id like these is 400 INVALID_REQUEST. */
 const BAD_BEFORE_IDS = ["abc", "-1", "", "1.5", "1e5", "18446744073709551616"];
@@ -94,7 +81,7 @@ async function moderate(method: "PUT" | "DELETE", name: string) {
 function expectFullNotes(items: Item[]) {
   for (const item of items) {
     const keys = sorted(item).filter((k) => !["send_to", "renote_id", "reply_to"].includes(k));
-    expect(keys).toEqual(FULL_KEYS);
+    expect(keys).toEqual(FULL_NOTE_KEYS);
     expect(item.id).toMatch(SNOWFLAKE);
     expect(item.created_at).toMatch(ISO_MS);
     expect(Array.isArray(item.reactions)).toBe(true);
@@ -641,7 +628,7 @@ describe("GET /timeline/conversations", () => {
       expect(answer.status).toBe(200);
       expect(idsOf(answer)).toEqual([sent["cal to cora"].id, sent["cora to cal"].id]);
       for (const item of answer.body) {
-        expect(sorted(item)).toEqual([...FULL_KEYS, "send_to"].sort());
+        expect(sorted(item)).toEqual([...FULL_NOTE_KEYS, "send_to"].sort());
         expect(sorted(item.author)).toEqual(AUTHOR_KEYS);
         expect(item.visibility).toBe("direct");
       }
