@@ -113,7 +113,6 @@ async function writeNote(ctx: Context, author: Account, checked: Checked, links:
       reactions: [],
       attachments: checked.files.map((file, position) => ({ noteId: created.id, fileId: file.id, position, file })),
     };
-    await tx.account.update({ where: { id: author.id }, data: { notesCount: { increment: 1 } } });
     for (const account of mentioned) {
       // Only those who may see the note hear of it.
       const seen = await tx.note.count({ where: { id: note.id, ...visibleTo(account) } });
@@ -122,6 +121,9 @@ async function writeNote(ctx: Context, author: Account, checked: Checked, links:
     }
     await links.also?.(tx);
     await recordSearchChange(ctx, tx, "upsert", [note.id]);
+    // Last, so the author's row is locked only until the commit that follows: concurrent notes
+    // by one author queue on it for a moment, not for the whole transaction.
+    await tx.account.update({ where: { id: author.id }, data: { notesCount: { increment: 1 } } });
     return note;
   });
 }
