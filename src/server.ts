@@ -11,6 +11,7 @@ import { schema } from "./graphql/index.ts";
 import { sendError } from "./rest/errors.ts";
 import { MethodIndex, mountRoutes } from "./rest/mount.ts";
 import { openApiDocument } from "./rest/openapi.ts";
+import { registerRateLimits } from "./rest/rate-limits.ts";
 import { routes } from "./rest/routes.ts";
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -45,11 +46,13 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     return reply.code(404).send({ error: "NOT_FOUND" });
   });
 
-  await mountRoutes(app, services, routes);
+  const limits = await registerRateLimits(app, services);
+  await mountRoutes(app, services, routes, limits);
   for (const r of routes) methods.add(r.method, r.path);
 
-  app.get("/healthz", async () => ({ status: "ok" }));
-  app.get("/readyz", async (_request, reply) => {
+  const unlimited = { config: limits.routeConfig("none") };
+  app.get("/healthz", unlimited, async () => ({ status: "ok" }));
+  app.get("/readyz", unlimited, async (_request, reply) => {
     const ready = await readiness(services);
     return reply.code(ready ? 200 : 503).send(ready ? { status: "ready" } : { error: "SERVICE_UNAVAILABLE" });
   });
@@ -57,7 +60,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   methods.add("GET", "/readyz");
 
   const document = openApiDocument(routes);
-  app.get("/openapi.json", async () => document);
+  app.get("/openapi.json", unlimited, async () => document);
   methods.add("GET", "/openapi.json");
   await app.register(swagger, { mode: "static", specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: "/docs" });

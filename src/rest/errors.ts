@@ -114,6 +114,8 @@ export function answerFor(err: unknown, overrides: StatusOverrides = {}): ErrorA
   const status = (err as { statusCode?: unknown })?.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) {
     if (status === 413) return { status: 413, code: "PAYLOAD_TOO_LARGE", headers: {} };
+    // The rate limiter's own answer; it has set Retry-After and X-RateLimit-* already.
+    if (status === 429) return { status: 429, code: "RATE_LIMITED", headers: {} };
     return { status: 400, code: "INVALID_REQUEST", headers: {} };
   }
   return { status: 500, code: "INTERNAL_ERROR", headers: {} };

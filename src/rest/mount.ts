@@ -7,6 +7,7 @@ import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/dri
 import { DomainError } from "../domain/errors.ts";
 import { authenticate, requireAccount } from "../domain/sessions/caller.ts";
 import { sendError } from "./errors.ts";
+import type { RateLimits } from "./rate-limits.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 
 export const PREFIXES = ["", "/v0"];
@@ -88,17 +89,30 @@ function handlerOf(services: Services, r: Route) {
   };
 }
 
-function addRoutes(app: FastifyInstance, services: Services, routes: Route[]): void {
+function addRoutes(app: FastifyInstance, services: Services, routes: Route[], limits: RateLimits): void {
   for (const prefix of PREFIXES) {
-    for (const r of routes) app.route({ method: r.method, url: `${prefix}${r.path}`, handler: handlerOf(services, r) });
+    for (const r of routes) {
+      app.route({
+        method: r.method,
+        url: `${prefix}${r.path}`,
+        config: limits.routeConfig(r.rateLimit),
+        handler: handlerOf(services, r),
+      });
+    }
   }
 }
 
-export async function mountRoutes(app: FastifyInstance, services: Services, routes: Route[]): Promise<void> {
+export async function mountRoutes(
+  app: FastifyInstance,
+  services: Services,
+  routes: Route[],
+  limits: RateLimits,
+): Promise<void> {
   addRoutes(
     app,
     services,
     routes.filter((r) => !r.multipart),
+    limits,
   );
   // Multipart bodies are parsed only where a route takes them, streamed, never buffered whole.
   await app.register(async (scope) => {
@@ -117,6 +131,7 @@ export async function mountRoutes(app: FastifyInstance, services: Services, rout
       scope,
       services,
       routes.filter((r) => r.multipart),
+      limits,
     );
   });
 }

@@ -4,6 +4,7 @@ import type { Context } from "../domain/context.ts";
 import type { ReceivedUpload } from "../domain/drive/service.ts";
 import type { ErrorCode } from "../domain/errors.ts";
 import type { StatusOverrides } from "./errors.ts";
+import type { RateLimitGroup } from "./rate-limits.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -36,6 +37,8 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   tag: string;
   /** `public`: credentials optional; `required`: 401 without them. For the documentation. */
   auth: "public" | "required" | "moderator";
+  /** A rate limit of its own (CONTRACT 10) instead of the general one, or "none". */
+  rateLimit?: RateLimitGroup | "none";
   /** The body is multipart/form-data, read as a MultipartBody; `body` then only documents it. */
   multipart?: boolean;
   params?: z.ZodType<P>;

@@ -47,7 +47,15 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   await ensureDatabase(adminUrl, database, inject("templateDatabase"));
   const url = databaseUrl(adminUrl, database);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-data-"));
-  const config = loadConfig({ DATA_DIR: dataDir, BCRYPT_COST: "4", PUBLIC_URL, LOG_LEVEL: "silent", ...env });
+  // Test runs turn rate limits off (CONTRACT 10); test/rate-limits.test.ts turns them on.
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    BCRYPT_COST: "4",
+    PUBLIC_URL,
+    LOG_LEVEL: "silent",
+    RATE_LIMIT_MULTIPLIER: "0",
+    ...env,
+  });
   const services = await createServices(config, url, createLogger("silent"));
   const app = await buildServer(services);
   await app.ready();

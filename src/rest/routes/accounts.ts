@@ -87,6 +87,7 @@ export const accountRoutes = [
     summary: "Create an account (state registering); a verification token is mailed",
     tag: "accounts",
     auth: "public",
+    rateLimit: "register",
     body: z.object({ name: z.string(), email: z.string(), passphrase: z.string(), captcha_token: z.string() }),
     success: { status: 200, description: "the new account", schema: AccountCreated },
     errors: [
@@ -207,6 +208,7 @@ export const accountRoutes = [
     summary: "Log in with a name (plain or qualified) and passphrase",
     tag: "sessions",
     auth: "public",
+    rateLimit: "login",
     body: z.object({ name: z.string(), passphrase: z.string(), captcha_token: z.string() }),
     success: { status: 200, description: "the tokens", schema: Tokens },
     errors: ["INVALID_REQUEST", "FAILED_TO_LOGIN", "YOU_ARE_BOT", "YOU_ARE_FROZEN", "EMAIL_NOT_VERIFIED"],

@@ -41,6 +41,8 @@ function contentRoute(variant: "file" | "thumbnail") {
       variant === "file" ? "A file's bytes, with its stored type and Range support" : "An image's WebP thumbnail",
     tag: "drive",
     auth: "public",
+    // File bytes are not limited: a page of images would use up an anonymous quota.
+    rateLimit: "none",
     params: fileParams,
     headers: ["Range", "If-None-Match", "If-Range"],
     success: { status: 200, description: "the bytes (206 for a range, 304 when unchanged, 416 out of range)" },
@@ -60,6 +62,7 @@ export const driveRoutes = [
     summary: "Upload a file (multipart: name, file, nsfw); its type is read from its bytes",
     tag: "drive",
     auth: "required",
+    rateLimit: "upload",
     multipart: true,
     body: z.object({ name: z.string(), file: z.string(), nsfw: z.enum(["true", "false"]).optional() }),
     success: { status: 200, description: "the drive file", schema: DriveFileShape },
