@@ -62,6 +62,8 @@ const env = z.object({
     .transform((v) => v ?? "info"),
   // Extensions: bcrypt cost, and the snowflake worker id for running several instances.
   BCRYPT_COST: integer(4, 15, 11),
+  // Extension: requests in flight past which the server answers 503 instead of queueing more.
+  MAX_IN_FLIGHT: integer(1, 100_000, 512),
   WORKER_ID: integer(0, 1023, process.pid % 1024),
 });
 
@@ -84,6 +86,7 @@ export interface Config {
   logLevel: string;
   bcryptCost: number;
   workerId: number;
+  maxInFlight: number;
 }
 
 export class ConfigError extends Error {}
@@ -122,5 +125,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     bcryptCost: e.BCRYPT_COST,
     workerId: e.WORKER_ID,
+    maxInFlight: e.MAX_IN_FLIGHT,
   };
 }

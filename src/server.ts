@@ -37,6 +37,26 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
 
   app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
 
+  // Overload (CONTRACT 10): past a bound on requests in flight, answer at once with 503 and
+  // Retry-After rather than queue work the server cannot finish in time.
+  let inFlight = 0;
+  app.addHook("onRequest", async (request, reply) => {
+    inFlight += 1;
+    (request as { counted?: boolean }).counted = true;
+    if (inFlight > services.config.maxInFlight) {
+      return reply.code(503).header("retry-after", "1").send({ error: "SERVICE_UNAVAILABLE" });
+    }
+  });
+  const release = async (request: FastifyRequest) => {
+    const counted = request as { counted?: boolean };
+    if (counted.counted) {
+      counted.counted = false;
+      inFlight -= 1;
+    }
+  };
+  app.addHook("onResponse", release);
+  app.addHook("onRequestAbort", release);
+
   const methods = new MethodIndex();
   app.setNotFoundHandler((request, reply) => {
     const allowed = methods.allowed(request.url);
