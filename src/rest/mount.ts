@@ -6,7 +6,8 @@ import type { Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { authenticate, requireAccount } from "../domain/sessions/caller.ts";
-import { sendError } from "./errors.ts";
+import { answerFor, sendError } from "./errors.ts";
+import { beginIdempotent, type Idempotency } from "./idempotency.ts";
 import type { RateLimits } from "./rate-limits.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 
@@ -56,6 +57,7 @@ async function readMultipart(request: FastifyRequest, services: Services): Promi
 function handlerOf(services: Services, r: Route) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     let upload: ReceivedUpload | undefined;
+    let idempotent: Idempotency | undefined;
     try {
       const caller = await authenticate(services, request.headers.authorization, request.ip);
       const ctx = { ...services, caller };
@@ -67,6 +69,12 @@ function handlerOf(services: Services, r: Route) {
         upload = multipartBody.upload;
         body = multipartBody;
       } else {
+        idempotent = await beginIdempotent(services, caller, request);
+        if (idempotent && "replay" in idempotent) {
+          const { status, headers, body: stored } = idempotent.replay;
+          reply.code(status).headers({ ...headers, "idempotent-replayed": "true" });
+          return stored === undefined ? reply.send() : reply.type("application/json; charset=utf-8").send(stored);
+        }
         // A missing body reads as {}: "members that are sent are ignored" also covers none.
         body = parse(r.body, request.body ?? {});
       }
@@ -79,11 +87,27 @@ function handlerOf(services: Services, r: Route) {
       const result = await r.run(ctx, input);
       const answer = r.reply(result, ctx);
       await upload?.discard(); // a no-op once the upload became a drive file
+      if (idempotent && "record" in idempotent) {
+        await idempotent.record({
+          status: answer.status,
+          headers: answer.headers ?? {},
+          body: answer.body === undefined ? undefined : JSON.stringify(answer.body),
+        });
+      }
       reply.code(answer.status).headers(answer.headers ?? {});
       return answer.body === undefined ? reply.send() : reply.send(answer.body);
     } catch (err) {
       // Nothing of a refused upload is left once the client has its answer.
       await upload?.discard();
+      if (idempotent && "record" in idempotent) {
+        const failure = answerFor(err, r.overrides);
+        if (failure.status >= 500) await idempotent.abandon().catch(() => {});
+        else {
+          await idempotent
+            .record({ status: failure.status, headers: failure.headers, body: JSON.stringify({ error: failure.code }) })
+            .catch(() => {});
+        }
+      }
       return sendError(request, reply, err, r.overrides);
     }
   };

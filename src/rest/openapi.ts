@@ -19,9 +19,15 @@ const CREDENTIAL_ERRORS: [ErrorCode, number][] = [
   ["YOU_ARE_FROZEN", 403],
 ];
 
+/** The mutations that take an Idempotency-Key (all but the streamed uploads). */
+function idempotent(r: Route): boolean {
+  return r.method !== "GET" && !r.multipart;
+}
+
 function errorResponses(r: Route): Record<string, Json> {
   const answers: [ErrorCode, number][] = r.errors.map((code) => [code, r.overrides?.[code] ?? STATUS[code]]);
   if (r.auth !== "public") answers.push(...CREDENTIAL_ERRORS);
+  if (idempotent(r)) answers.push(["IDEMPOTENCY_KEY_REUSED", STATUS.IDEMPOTENCY_KEY_REUSED]);
   const byStatus = new Map<number, Set<ErrorCode>>();
   for (const [code, status] of answers) byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code));
   const responses: Record<string, Json> = {};
@@ -49,7 +55,7 @@ export function openApiDocument(routes: Route[]): Json {
       required: true,
       schema: { type: "string" },
     }));
-    const headerParams = (r.headers ?? []).map((name) => ({
+    const headerParams = [...(r.headers ?? []), ...(idempotent(r) ? ["Idempotency-Key"] : [])].map((name) => ({
       name,
       in: "header",
       required: false,

@@ -1,0 +1,87 @@
+// Idempotency-Key (CONTRACT 10, extension) on the REST mutations: the first answer for an
+// (account or IP, key) pair is kept 24 hours; a replay with the same method, path and body gets
+// it back without acting twice; the same key with another method, path or body is 409
+// IDEMPOTENCY_KEY_REUSED. A replay that arrives while the first request runs waits for it.
+// Multipart uploads are not covered: their body is streamed, never held to fingerprint.
+import { createHash } from "node:crypto";
+import type { FastifyRequest } from "fastify";
+import type { Caller, Services } from "../domain/context.ts";
+import { DomainError } from "../domain/errors.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+
+const LIFETIME_MS = 24 * 60 * 60 * 1000;
+const WAIT_MS = 10_000;
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+export interface StoredAnswer {
+  status: number;
+  headers: Record<string, string>;
+  /** The JSON body as sent, or undefined for none. */
+  body?: string;
+}
+
+export type Idempotency =
+  | { replay: StoredAnswer }
+  | { record(answer: StoredAnswer): Promise<void>; abandon(): Promise<void> };
+
+const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Claims the request's Idempotency-Key, or answers what a first request with it answered. */
+export async function beginIdempotent(
+  services: Services,
+  caller: Caller,
+  request: FastifyRequest,
+): Promise<Idempotency | undefined> {
+  const header = request.headers["idempotency-key"];
+  if (header === undefined || !MUTATIONS.has(request.method)) return undefined;
+  const key = Array.isArray(header) ? header.join(",") : header;
+  if (!KEY.test(key)) throw new DomainError("INVALID_REQUEST");
+  const owner = caller.account ? `account:${caller.account.id}` : `ip:${request.ip}`;
+  const path = request.url.replace(/\/+(\?|$)/, "$1");
+  const fingerprint = createHash("sha256")
+    .update(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`)
+    .digest("hex");
+  const where = { owner_key: { owner, key } };
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    await services.db.idempotencyRecord.deleteMany({
+      where: { owner, key, createdAt: { lt: new Date(Date.now() - LIFETIME_MS) } },
+    });
+    const claimed = await services.db.idempotencyRecord.createMany({
+      data: [{ owner, key, fingerprint }],
+      skipDuplicates: true,
+    });
+    if (claimed.count === 1) {
+      return {
+        record: async (answer) => {
+          await services.db.idempotencyRecord.update({
+            where,
+            data: {
+              status: answer.status,
+              headers: answer.headers as Prisma.InputJsonValue,
+              body: answer.body ?? null,
+            },
+          });
+        },
+        // A server error is not kept: the request may be tried again.
+        abandon: async () => {
+          await services.db.idempotencyRecord.deleteMany({ where: { owner, key, status: null } });
+        },
+      };
+    }
+    const first = await services.db.idempotencyRecord.findUnique({ where });
+    if (!first) continue; // it just expired or was abandoned: claim it again
+    if (first.fingerprint !== fingerprint) throw new DomainError("IDEMPOTENCY_KEY_REUSED");
+    if (first.status !== null) {
+      return {
+        replay: {
+          status: first.status,
+          headers: (first.headers ?? {}) as Record<string, string>,
+          body: first.body ?? undefined,
+        },
+      };
+    }
+    if (Date.now() > deadline) throw new DomainError("SERVICE_UNAVAILABLE");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,98 @@
+// Idempotency-Key (CONTRACT 10): the first answer for an (account or IP, key) pair is kept 24 h;
+// a replay returns it without acting twice; the same key with another method, path or body is
+// 409 IDEMPOTENCY_KEY_REUSED.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectError } from "./support/expect.ts";
+import { account, PASSPHRASE, type TestAccount } from "./support/fixtures.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let alice: TestAccount;
+let bob: TestAccount;
+beforeAll(async () => {
+  server = await startTestServer();
+  alice = await account(server, "idem_alice");
+  bob = await account(server, "idem_bob");
+});
+afterAll(() => server.close());
+
+const notesOf = (who: TestAccount) => server.services.db.note.count({ where: { authorId: BigInt(who.id) } });
+const post = (who: TestAccount, key: string, body: unknown, url = "/notes") =>
+  server.request("POST", url, { token: who.token, body, headers: { "idempotency-key": key } });
+
+describe("Idempotency-Key", () => {
+  it("answers a replay with the first answer, without acting twice", async () => {
+    const before = await notesOf(alice);
+    const first = await post(alice, "k-replay", { content: "only once" });
+    const again = await post(alice, "k-replay", { content: "only once" });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(await notesOf(alice)).toBe(before + 1);
+  });
+
+  it("refuses the same key with another body, path or method: 409 IDEMPOTENCY_KEY_REUSED", async () => {
+    await post(alice, "k-reuse", { content: "first" });
+    expectError(await post(alice, "k-reuse", { content: "second" }), 409, "IDEMPOTENCY_KEY_REUSED");
+    expectError(await post(alice, "k-reuse", { title: "x" }, "/lists"), 409, "IDEMPOTENCY_KEY_REUSED");
+    const patch = await server.request("PATCH", "/accounts/idem_alice", {
+      token: alice.token,
+      body: { content: "first" },
+      headers: { "idempotency-key": "k-reuse" },
+    });
+    expectError(patch, 409, "IDEMPOTENCY_KEY_REUSED");
+  });
+
+  it("keeps keys apart per account", async () => {
+    const a = await post(alice, "k-shared", { content: "alice's" });
+    const b = await post(bob, "k-shared", { content: "bob's" });
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.body.id).not.toBe(a.body.id);
+  });
+
+  it("acts once for ten concurrent requests with one key", async () => {
+    const before = await notesOf(bob);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post(bob, "k-race", { content: "raced" })));
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(201));
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+    expect(await notesOf(bob)).toBe(before + 1);
+  });
+
+  it("keeps an error answer too, and replays it", async () => {
+    const first = await post(alice, "k-error", { content: "x", visibility: "nobody" });
+    expectError(first, 400, "INVALID_VISIBILITY");
+    const again = await post(alice, "k-error", { content: "x", visibility: "nobody" });
+    expectError(again, 400, "INVALID_VISIBILITY");
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+  });
+
+  it("keys anonymous requests by IP: a replayed registration makes one account", async () => {
+    const body = { name: "idem_new", email: "idem_new@example.com", passphrase: PASSPHRASE, captcha_token: "ok" };
+    const first = await server.request("POST", "/accounts", { body, headers: { "idempotency-key": "k-register" } });
+    const again = await server.request("POST", "/accounts", { body, headers: { "idempotency-key": "k-register" } });
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(await server.services.db.account.count({ where: { nameKey: "idem_new" } })).toBe(1);
+  });
+
+  it("forgets a key after 24 hours", async () => {
+    const before = await notesOf(alice);
+    await post(alice, "k-old", { content: "yesterday" });
+    await server.services.db.idempotencyRecord.updateMany({
+      where: { key: "k-old" },
+      data: { createdAt: new Date(Date.now() - 25 * 60 * 60 * 1000) },
+    });
+    const later = await post(alice, "k-old", { content: "yesterday" });
+    expect(later.status).toBe(201);
+    expect(later.headers["idempotent-replayed"]).toBeUndefined();
+    expect(await notesOf(alice)).toBe(before + 2);
+  });
+
+  it("refuses a malformed key with INVALID_REQUEST", async () => {
+    expectError(await post(alice, "has space", { content: "x" }), 400, "INVALID_REQUEST");
+    expectError(await post(alice, "k".repeat(256), { content: "x" }), 400, "INVALID_REQUEST");
+  });
+});
