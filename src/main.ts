@@ -42,6 +42,11 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info(`${signal}: shutting down`);
+    // Requests in flight get this long to finish; then the process ends all the same.
+    setTimeout(() => {
+      log.error("shutdown took too long: exiting");
+      process.exit(1);
+    }, 25_000).unref();
     try {
       await app.close();
       await worker?.stop();

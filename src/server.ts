@@ -57,6 +57,16 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   app.addHook("onResponse", release);
   app.addHook("onRequestAbort", release);
 
+  // Shutting down: requests in flight finish, and each answer then closes its connection, so no
+  // keep-alive socket holds the process open after its last answer.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("connection", "close");
+  });
+
   const methods = new MethodIndex();
   app.setNotFoundHandler((request, reply) => {
     const allowed = methods.allowed(request.url);

@@ -125,3 +125,46 @@ describe("SIGKILL under a write load", () => {
     );
   }, 120_000);
 });
+
+describe("SIGTERM under load", () => {
+  it("lets every request in flight finish", async () => {
+    // The server the SIGKILL test restarted, with its account.
+    if (!child || child.exitCode !== null) child = await startServer();
+    const token = await login();
+    const size = 20 * 1024 * 1024;
+    // Uploads take long enough to be in flight when the signal arrives.
+    const upload = async (n: number) => {
+      const form = new FormData();
+      form.set("name", `inflight-${n}.wav`);
+      const header = Buffer.alloc(44);
+      header.write("RIFF", 0, "ascii");
+      header.writeUInt32LE(size - 8, 4);
+      header.write("WAVEfmt ", 8, "ascii");
+      header.writeUInt32LE(16, 16);
+      header.writeUInt16LE(1, 20);
+      header.writeUInt16LE(1, 22);
+      header.writeUInt32LE(8000, 24);
+      header.writeUInt32LE(16000, 28);
+      header.writeUInt16LE(2, 32);
+      header.writeUInt16LE(16, 34);
+      header.write("data", 36, "ascii");
+      header.writeUInt32LE(size - 44, 40);
+      form.set("file", new Blob([header, new Uint8Array(size - 44)]), `inflight-${n}.wav`);
+      const response = await fetch(`${base}/drive`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: form,
+      });
+      return response.status;
+    };
+    const uploads = Array.from({ length: 8 }, (_, n) => upload(n));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const exited = once(child, "exit"); // listening before the signal: the exit may come soon
+    child.kill("SIGTERM");
+    const statuses = await Promise.all(uploads);
+    const [code] = (await exited) as [number | null];
+    expect(statuses).toEqual(Array(8).fill(200));
+    expect(code).toBe(0);
+    console.log(`chaos: SIGTERM with 8 uploads of 20 MB in flight: all answered 200, exit code ${code}`);
+  }, 120_000);
+});

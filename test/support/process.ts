@@ -4,7 +4,6 @@ import { once } from "node:events";
 import path from "node:path";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
 
 export interface Run {
   code: number | null;
@@ -14,7 +13,8 @@ export interface Run {
 
 export function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
   const { DATABASE_URL: _, ...base } = process.env;
-  return spawn(TSX, [path.join(ROOT, script), ...args], {
+  // As `npm start` runs it: one node process with tsx's loader, no wrapper process between.
+  return spawn(process.execPath, ["--import", "tsx", path.join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...base, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
