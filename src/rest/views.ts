@@ -17,6 +17,16 @@ export function attachmentView(ctx: Context, f: DriveFile) {
   };
 }
 
+/** The short account of a notification's actor and of a follow request. */
+export function accountSummaryView(ctx: Context, a: Account) {
+  return {
+    id: a.id.toString(),
+    name: qualifiedNameOf(ctx, a),
+    nickname: a.nickname,
+    avatar: fileUrl(ctx.config, a.avatarFileId),
+  };
+}
+
 export function authorView(ctx: Context, a: Account) {
   return {
     id: a.id.toString(),

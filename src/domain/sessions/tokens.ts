@@ -38,7 +38,13 @@ export function parseSigningKey(text: string): KeyObject {
   return createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: "der", type: "pkcs8" });
 }
 
+// Tokens already verified, until they expire: a request's token is checked by the rate limiter
+// and again by authentication, and a client sends the same one many times.
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export class TokenIssuer {
+  private readonly verified = new Map<string, { claims: TokenClaims; expiresAtMs: number }>();
+
   private constructor(
     private readonly privateKey: SigningKey,
     private readonly publicKey: SigningKey,
@@ -73,13 +79,21 @@ export class TokenIssuer {
    */
   async verify(token: string, type: TokenType, credentials: boolean): Promise<TokenClaims> {
     const invalid = () => new DomainError("INVALID_TOKEN", { credentials });
+    const cacheKey = `${type} ${token}`;
+    const known = this.verified.get(cacheKey);
+    if (known && Date.now() < known.expiresAtMs) return known.claims;
     try {
       const { payload } = await jwtVerify(token, this.publicKey, { algorithms: ["EdDSA"] });
       if (payload.typ !== type || typeof payload.sub !== "string" || !/^[0-9]{1,20}$/.test(payload.sub)) {
         throw invalid();
       }
-      if (typeof payload.jti !== "string" || typeof payload.iat !== "number") throw invalid();
-      return { accountId: BigInt(payload.sub), jti: payload.jti, issuedAt: new Date(payload.iat * 1000) };
+      if (typeof payload.jti !== "string" || typeof payload.iat !== "number" || typeof payload.exp !== "number") {
+        throw invalid();
+      }
+      const claims = { accountId: BigInt(payload.sub), jti: payload.jti, issuedAt: new Date(payload.iat * 1000) };
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
+      this.verified.set(cacheKey, { claims, expiresAtMs: payload.exp * 1000 });
+      return claims;
     } catch (err) {
       if (err instanceof DomainError) throw err;
       if (err instanceof errors.JWTExpired) throw new DomainError("EXPIRED_TOKEN", { credentials });

@@ -1,10 +1,9 @@
 // Routes of notifications and announcements (spec 4.8; CONTRACT 9).
 import { z } from "zod";
-import { qualifiedNameOf } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
-import { fileUrl } from "../../domain/drive/urls.ts";
 import * as notifications from "../../domain/notifications/service.ts";
 import { route } from "../route.ts";
+import { accountSummaryView } from "../views.ts";
 
 const booleanText = z.enum(["true", "false"]).transform((v) => v === "true");
 const integerText = z
@@ -28,12 +27,7 @@ function pageView(ctx: Context, page: notifications.NotificationsPage) {
       type: n.type,
       actor: {
         type: "account",
-        account: {
-          id: n.actor.id.toString(),
-          name: qualifiedNameOf(ctx, n.actor),
-          nickname: n.actor.nickname,
-          avatar: fileUrl(ctx.config, n.actor.avatarFileId),
-        },
+        account: accountSummaryView(ctx, n.actor),
       },
       ...(n.noteId === null ? {} : { noteId: n.noteId.toString() }),
       ...(n.content === null ? {} : { content: n.content }),

@@ -1,9 +1,8 @@
 // Routes of the social graph: follow (spec 4.1), follow requests and blocks (CONTRACT 4).
 import { z } from "zod";
-import { qualifiedNameOf } from "../../domain/accounts/service.ts";
-import { fileUrl } from "../../domain/drive/urls.ts";
 import * as social from "../../domain/social/service.ts";
 import { route } from "../route.ts";
+import { accountSummaryView } from "../views.ts";
 
 const accountParams = z.object({ account_name: z.string() });
 const emptyBody = z.unknown();
@@ -83,12 +82,7 @@ export const socialRoutes = [
     run: (ctx) => social.listFollowRequests(ctx),
     reply: (accounts, ctx) => ({
       status: 200,
-      body: accounts.map((a) => ({
-        id: a.id.toString(),
-        name: qualifiedNameOf(ctx, a),
-        nickname: a.nickname,
-        avatar: fileUrl(ctx.config, a.avatarFileId),
-      })),
+      body: accounts.map((a) => accountSummaryView(ctx, a)),
     }),
   }),
   answerRoute(true),
