@@ -52,6 +52,8 @@ const env = z.object({
     "must be an index name",
   ),
   STORAGE_DIR: optionalString,
+  // Extension: rate-limit counters in Redis, shared by every instance behind one load balancer.
+  REDIS_URL: url(["redis:", "rediss:"]),
   RATE_LIMIT_MULTIPLIER: optionalString
     .transform((v) => (v === undefined ? 1 : Number(v)))
     .refine((n) => Number.isFinite(n) && n >= 0, "must be a number, 0 or more"),
@@ -64,6 +66,11 @@ const env = z.object({
   BCRYPT_COST: integer(4, 15, 11),
   // Extension: requests in flight past which the server answers 503 instead of queueing more.
   MAX_IN_FLIGHT: integer(1, 100_000, 512),
+  // Extensions: slow clients. A request must arrive whole within REQUEST_TIMEOUT_MS (long enough
+  // for a 100 MB upload at 1 MB/s), its headers within HEADERS_TIMEOUT_MS; past either the
+  // connection is answered 408 and closed.
+  REQUEST_TIMEOUT_MS: integer(100, 3_600_000, 120_000),
+  HEADERS_TIMEOUT_MS: integer(100, 3_600_000, 10_000),
   WORKER_ID: integer(0, 1023, process.pid % 1024),
 });
 
@@ -82,11 +89,14 @@ export interface Config {
   meili?: { url: string; key?: string; index?: string };
   storageDir: string;
   rateLimitMultiplier: number;
+  redisUrl?: string;
   tokenSigningKey?: string;
   logLevel: string;
   bcryptCost: number;
   workerId: number;
   maxInFlight: number;
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -121,10 +131,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     meili: e.MEILI_URL ? { url: e.MEILI_URL, key: e.MEILI_KEY, index: e.MEILI_INDEX } : undefined,
     storageDir: path.resolve(e.STORAGE_DIR ?? path.join(e.DATA_DIR, "files")),
     rateLimitMultiplier: e.RATE_LIMIT_MULTIPLIER,
+    redisUrl: e.REDIS_URL,
     tokenSigningKey: e.TOKEN_SIGNING_KEY,
     logLevel: e.LOG_LEVEL,
     bcryptCost: e.BCRYPT_COST,
     workerId: e.WORKER_ID,
     maxInFlight: e.MAX_IN_FLIGHT,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
   };
 }

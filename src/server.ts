@@ -21,7 +21,13 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     loggerInstance: services.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 16_384 },
-    requestTimeout: 30_000,
+    // Slow clients: a request must arrive whole in time, its headers sooner; Node checks both
+    // every connectionsCheckingInterval, so that is kept well under the headers timeout.
+    requestTimeout: services.config.requestTimeoutMs,
+    http: {
+      headersTimeout: services.config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(services.config.headersTimeoutMs / 4)),
+    },
     forceCloseConnections: "idle",
     return503OnClosing: true,
   });

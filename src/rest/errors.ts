@@ -71,31 +71,27 @@ export interface ErrorAnswer {
 
 const RETRY_AFTER_SECONDS = "1";
 
-/** Errors that mean the database cannot be reached right now. */
+// What says the database cannot be reached right now: socket errors; PostgreSQL's connection
+// exceptions (class 08), shutdown and start-up (57P01-57P03) and too many connections (53300);
+// Prisma's and its pg adapter's own names for the same.
+const UNREACHABLE_CODE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|08\w{3}|57P0[123]|53300|P1001|P1002|P1017|P2024)$/;
+const UNREACHABLE_KIND = /^(DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections)$/;
+const UNREACHABLE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|connection error and is not queryable/;
+
+/** Whether `err`, or any error it wraps (cause, Prisma's driverAdapterError), is the database out of reach. */
 function databaseUnreachable(err: unknown): boolean {
+  type Wrapped = { code?: unknown; kind?: unknown; message?: unknown; cause?: unknown; meta?: unknown };
   const seen = new Set<unknown>();
-  let e = err as { code?: unknown; kind?: unknown; cause?: unknown; message?: unknown } | undefined;
-  while (e && typeof e === "object" && !seen.has(e)) {
+  const pending: unknown[] = [err];
+  while (pending.length) {
+    const e = pending.pop() as Wrapped | undefined;
+    if (!e || typeof e !== "object" || seen.has(e)) continue;
     seen.add(e);
-    if (
-      typeof e.code === "string" &&
-      /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|57P01|57P03|P1001|P1002|P1017|P2024)$/.test(e.code)
-    ) {
-      return true;
-    }
-    if (
-      typeof e.kind === "string" &&
-      /^(DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections)$/.test(e.kind)
-    ) {
-      return true;
-    }
-    if (
-      typeof e.message === "string" &&
-      /Connection terminated|timeout exceeded when trying to connect/.test(e.message)
-    ) {
-      return true;
-    }
-    e = e.cause as typeof e;
+    if (typeof e.code === "string" && UNREACHABLE_CODE.test(e.code)) return true;
+    if (typeof e.kind === "string" && UNREACHABLE_KIND.test(e.kind)) return true;
+    if (typeof e.message === "string" && UNREACHABLE_MESSAGE.test(e.message)) return true;
+    pending.push(e.cause, (e.meta as { driverAdapterError?: unknown } | undefined)?.driverAdapterError);
   }
   return false;
 }

@@ -1,9 +1,11 @@
 // Rate limits (CONTRACT 10), like Mastodon's: per IP for unauthenticated requests, login and
 // registration; per account for authenticated requests and uploads. Every limit is multiplied
 // by RATE_LIMIT_MULTIPLIER; 0 turns them off. Over a limit: 429 RATE_LIMITED with Retry-After;
-// limited responses carry X-RateLimit-Limit, -Remaining and -Reset.
+// limited responses carry X-RateLimit-Limit, -Remaining and -Reset. Counters live in memory, or
+// in Redis (REDIS_URL) when several instances share the load.
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { Redis } from "ioredis";
 import type { Services } from "../domain/context.ts";
 
 export type RateLimitGroup = "login" | "register" | "upload";
@@ -46,8 +48,10 @@ export async function registerRateLimits(app: FastifyInstance, services: Service
   const multiplier = services.config.rateLimitMultiplier;
   const scaled = (max: number) => Math.max(1, Math.ceil(max * multiplier));
   if (multiplier === 0) return { routeConfig: () => ({}) };
+  const redis = services.config.redisUrl ? sharedStore(app, services.config.redisUrl) : undefined;
   await app.register(rateLimit, {
     global: true,
+    ...(redis && { redis, nameSpace: "murmur:rate-limit:", skipOnError: true }),
     keyGenerator: (request) => callerKey(services, request),
     max: (_request, key) => scaled(key.startsWith("account:") ? AUTHENTICATED.max : ANONYMOUS.max),
     timeWindow: ANONYMOUS.minutes * 60_000,
@@ -69,4 +73,23 @@ export async function registerRateLimits(app: FastifyInstance, services: Service
       };
     },
   };
+}
+
+/**
+ * The Redis client holding the counters. A Redis that cannot be reached must not take the API
+ * down with it: commands fail fast (no offline queue, one try), the limiter then lets the
+ * request through (skipOnError), and the client reconnects in the background.
+ */
+function sharedStore(app: FastifyInstance, url: string): Redis {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 1000,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
+  });
+  redis.on("error", (err) => app.log.warn({ err }, "rate-limit store unreachable"));
+  app.addHook("onClose", async () => {
+    redis.disconnect();
+  });
+  return redis;
 }

@@ -40,12 +40,12 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** A fresh database cloned from the template, and a server on it. `env` adds configuration. */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const adminUrl = inject("adminUrl");
-  const database = `murmur_test_${inject("runId")}_${randomBytes(4).toString("hex")}`;
-  await ensureDatabase(adminUrl, database, inject("templateDatabase"));
-  const url = databaseUrl(adminUrl, database);
+/**
+ * A fresh database cloned from the template, and a server on it. `env` adds configuration;
+ * `url` puts the server on a migrated database of the caller's instead.
+ */
+export async function startTestServer(env: Record<string, string> = {}, url?: string): Promise<TestServer> {
+  url ??= await freshDatabase();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-data-"));
   // Test runs turn rate limits off (CONTRACT 10); test/rate-limits.test.ts turns them on.
   const config = loadConfig({
@@ -90,4 +90,11 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+async function freshDatabase(): Promise<string> {
+  const adminUrl = inject("adminUrl");
+  const database = `murmur_test_${inject("runId")}_${randomBytes(4).toString("hex")}`;
+  await ensureDatabase(adminUrl, database, inject("templateDatabase"));
+  return databaseUrl(adminUrl, database);
 }
