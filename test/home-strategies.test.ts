@@ -1,7 +1,8 @@
 // The home timeline checks follows by a list of ids for accounts following few, and in SQL for
 // accounts following many (src/domain/timelines/service.ts): both give the same notes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { account, type TestAccount } from "./support/fixtures.ts";
+import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
+import { image } from "./support/media.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -11,7 +12,20 @@ beforeAll(async () => {
   viewer = await account(server, "hs_viewer");
   const followed = await account(server, "hs_followed");
   const stranger = await account(server, "hs_stranger");
+  const frozen = await account(server, "hs_frozen");
+  const moderator = await account(server, "hs_moderator", "moderator");
   await server.request("POST", "/accounts/hs_followed/follow", { token: viewer.token, body: {} });
+  await server.request("POST", "/accounts/hs_frozen/follow", { token: viewer.token, body: {} });
+  await server.request("POST", "/notes", { token: frozen.token, body: { content: "hs_frozen public" } });
+  const froze = await server.request("PUT", "/accounts/hs_frozen/freeze", { token: moderator.token, body: {} });
+  expect(froze.status).toBe(204);
+  for (const nsfw of ["false", "true"]) {
+    const file = await uploadFile(server, followed, await image("png", 8, 8), "x.png", { nsfw });
+    await server.request("POST", "/notes", {
+      token: followed.token,
+      body: { content: `hs_followed file nsfw=${nsfw}`, attachment_file_ids: [file.id] },
+    });
+  }
   for (const [who, visibility] of [
     [viewer, "public"],
     [followed, "public"],
@@ -32,17 +46,54 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const home = async () =>
-  (await server.request("GET", "/timeline/home", { token: viewer.token })).body.map(
-    (n: { content: string }) => n.content,
+const home = async (query = "") =>
+  (await server.request("GET", `/timeline/home${query}`, { token: viewer.token })).body.map(
+    (n: { id: string; content: string }) => `${n.content}`,
   );
 
+/** Every page of the home timeline, two notes at a time through before_id. */
+async function allPages(): Promise<string[]> {
+  const first = await server.request("GET", "/timeline/home", { token: viewer.token });
+  const ids: string[] = first.body.map((n: { id: string }) => n.id);
+  const seen: string[] = [];
+  for (let i = 0; i < ids.length; i += 2) {
+    const page = await server.request("GET", `/timeline/home?before_id=${BigInt(ids[i]) + 1n}`, {
+      token: viewer.token,
+    });
+    seen.push(page.body[0].content);
+  }
+  return seen;
+}
+
 describe("home timeline strategies", () => {
-  it("give the same page whether the caller follows few accounts or many", async () => {
-    const sparse = await home();
-    expect(sparse).toEqual(["hs_followed home", "hs_followed followers", "hs_followed public", "hs_viewer public"]);
-    // Past 200 followees the follows are checked in SQL: the counter decides, so raise it.
+  it("give the same pages whether the caller follows few accounts or many", async () => {
+    const sparse = {
+      all: await home(),
+      files: await home("?has_attachment=true"),
+      safe: await home("?has_attachment=true&no_nsfw=true"),
+      pages: await allPages(),
+    };
+    // The frozen followee's note is left out; the direct note to the caller too.
+    expect(sparse.all).toEqual([
+      "hs_followed home",
+      "hs_followed followers",
+      "hs_followed public",
+      "hs_viewer public",
+      "hs_followed file nsfw=true",
+      "hs_followed file nsfw=false",
+    ]);
+    expect(sparse.files).toEqual(["hs_followed file nsfw=true", "hs_followed file nsfw=false"]);
+    expect(sparse.safe).toEqual(["hs_followed file nsfw=false"]);
+    // Past 200 followees the follows are checked as the notes are walked: the counter decides.
     await server.services.db.account.update({ where: { id: BigInt(viewer.id) }, data: { followingCount: 1000 } });
-    expect(await home()).toEqual(sparse);
+    expect(await home()).toEqual(sparse.all);
+    expect(await home("?has_attachment=true")).toEqual(sparse.files);
+    expect(await home("?has_attachment=true&no_nsfw=true")).toEqual(sparse.safe);
+    expect(await allPages()).toEqual(sparse.pages);
+    const last = await server.request("GET", "/timeline/home", { token: viewer.token });
+    const oldest = last.body.at(-1).id;
+    expect((await server.request("GET", `/timeline/home?before_id=${oldest}`, { token: viewer.token })).body).toEqual({
+      error: "NOTHING_LEFT",
+    });
   });
 });

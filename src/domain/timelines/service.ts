@@ -1,38 +1,60 @@
 // Timelines (spec 4.6; CONTRACT 6): home, global, an account's, and direct conversations.
 
-import type { Prisma } from "../../db/client.ts";
-import { snowflakeTime } from "../../db/snowflake.ts";
+import { MAX_STORED_ID, snowflakeTime } from "../../db/snowflake.ts";
 import type { Account } from "../../generated/prisma/client.ts";
 import { findAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
-import { optionalAccount, requireAccount } from "../sessions/caller.ts";
+import { parseBeforeId, timelinePage } from "../paging.ts";
+import { optionalAccount, requireAccount, roleRank } from "../sessions/caller.ts";
 import { isBlocking } from "../social/service.ts";
-import { notePage, type TimelineQuery } from "./page.ts";
+import { notePage, PAGE, type TimelineQuery } from "./page.ts";
 
 /** `home`: the caller's notes and its followees', direct ones apart. `global`: public notes. */
 export async function timeline(ctx: Context, type: string, query: TimelineQuery): Promise<NoteView[]> {
   if (type === "global") return notePage(ctx, optionalAccount(ctx), { visibility: "public" }, query);
   if (type !== "home") throw new DomainError("INVALID_TIMELINE_TYPE");
   const me = requireAccount(ctx);
-  return notePage(ctx, me, { AND: [await homeScope(ctx, me), { visibility: { not: "direct" } }] }, query);
+  if (me.followingCount > DENSE_FOLLOWING) {
+    const before = parseBeforeId(query.beforeId);
+    const ids = await denseHomeIds(ctx, me, before, query);
+    return timelinePage(before, await notePage(ctx, me, { id: { in: ids } }, { ...query, beforeId: undefined }));
+  }
+  const followees = await ctx.db.follow.findMany({ where: { followerId: me.id }, select: { followeeId: true } });
+  const authors = [me.id, ...followees.map((f) => f.followeeId)];
+  return notePage(ctx, me, { authorId: { in: authors }, visibility: { not: "direct" } }, query);
 }
 
-/** Past this many followees, the home timeline checks follows in SQL rather than by a list of ids. */
+/** Past this many followees, the home timeline checks follows as it walks the newest notes. */
 const DENSE_FOLLOWING = 200;
 
 /**
- * The authors of a home timeline: the caller and its followees. Few followees are fetched and
- * listed (an index scan per author); many are checked in SQL against follows' primary key as
- * the newest notes are walked, which stops after a page, without moving thousands of ids.
+ * The ids of a home page for an account following many: the newest notes are walked by primary
+ * key and each author looked up in follows' index, stopping after a page. Few followees are
+ * listed instead (an index scan per author). Written in SQL because the planner turns Prisma's
+ * EXISTS into a hash of every followee, built per request (12 ms for 5,000 followees against
+ * 0.7 ms here). These are candidates only: notePage applies the visibility rule and the filters
+ * to them again, so this query can narrow what is shown, never widen it.
  */
-async function homeScope(ctx: Context, me: Account): Promise<Prisma.NoteWhereInput> {
-  if (me.followingCount > DENSE_FOLLOWING) {
-    return { OR: [{ authorId: me.id }, { author: { followers: { some: { followerId: me.id } } } }] };
-  }
-  const followees = await ctx.db.follow.findMany({ where: { followerId: me.id }, select: { followeeId: true } });
-  return { authorId: { in: [me.id, ...followees.map((f) => f.followeeId)] } };
+async function denseHomeIds(
+  ctx: Context,
+  me: Account,
+  before: bigint | undefined,
+  query: TimelineQuery,
+): Promise<bigint[]> {
+  const moderator = roleRank(me) >= 1;
+  const rows = await ctx.db.$queryRaw<{ id: bigint }[]>`
+    SELECT n.id FROM notes n
+    WHERE n.visibility <> 'direct' AND n.id < ${before ?? MAX_STORED_ID}
+      AND (n.author_id = ${me.id}
+        OR (SELECT true FROM follows f WHERE f.follower_id = ${me.id} AND f.followee_id = n.author_id))
+      AND (${moderator} OR NOT (SELECT a.frozen FROM accounts a WHERE a.id = n.author_id))
+      AND (NOT ${query.hasAttachment === true} OR EXISTS (SELECT 1 FROM note_attachments x WHERE x.note_id = n.id))
+      AND (NOT ${query.noNsfw === true} OR NOT EXISTS (
+        SELECT 1 FROM note_attachments x JOIN drive_files d ON d.id = x.file_id WHERE x.note_id = n.id AND d.nsfw))
+    ORDER BY n.id DESC LIMIT ${Math.min(query.limit ?? PAGE, PAGE + 1)}`;
+  return rows.map((r) => r.id);
 }
 
 /** An account's notes the caller may see, direct ones apart; refused to those it blocks. */
