@@ -1,4 +1,6 @@
 // The Fastify app: the REST route table, GraphQL (yoga) with GraphiQL, health, OpenAPI and docs.
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
@@ -30,6 +32,12 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     },
     forceCloseConnections: "idle",
     return503OnClosing: true,
+    // A path that is not valid percent-encoding, or too long a parameter: the documented shape,
+    // not Fastify's own body (which would echo the path back).
+    frameworkErrors: (_err, _request, reply) => {
+      (reply as FastifyReply).code(400).send({ error: "INVALID_REQUEST" });
+    },
+    clientErrorHandler: answerClientError,
   });
 
   // An empty JSON body reads as no body: "Body: empty object" endpoints take nothing, too.
@@ -154,6 +162,24 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   methods.add("*", "/graphql");
 
   return app;
+}
+
+/**
+ * Errors before a request exists (Node's parser): a header over 16 KiB is 431, a request not
+ * whole in time 408, anything else unparsable 400; each in the documented shape, and the
+ * connection closed.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
+  const body = '{"error":"INVALID_REQUEST"}';
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 async function readiness(services: Services): Promise<boolean> {

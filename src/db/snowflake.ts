@@ -2,7 +2,8 @@
 
 export const SERVICE_EPOCH_MS = Date.UTC(2022, 0, 1);
 const MAX_SEQUENCE = 0xfff;
-const SNOWFLAKE = /^[0-9]{1,20}$/;
+// Canonical decimal only: "0123" is not the id 123, so each id has one spelling.
+const SNOWFLAKE = /^(?:0|[1-9][0-9]{0,19})$/;
 const MAX_SNOWFLAKE = (1n << 64n) - 1n;
 /** Ids are stored as PostgreSQL BIGINT (signed): no id above this exists. */
 export const MAX_STORED_ID = (1n << 63n) - 1n;

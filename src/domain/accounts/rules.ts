@@ -15,6 +15,16 @@ export const LIMITS = {
   qualifiedNameMax: 512,
 } as const;
 
+/**
+ * Free text that PostgreSQL cannot store, a NUL character (or broken UTF-16, which would be
+ * stored altered), is INVALID_REQUEST. Display text of accounts has its own rule, checkText.
+ */
+export function checkStorable(...texts: string[]): void {
+  for (const text of texts) {
+    if (text.includes("\0") || !text.isWellFormed()) throw new DomainError("INVALID_REQUEST");
+  }
+}
+
 export function codePoints(text: string): number {
   let n = 0;
   for (const _ of text) n += 1;

@@ -10,7 +10,7 @@ import { parseSnowflake } from "../../db/snowflake.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
 import { recordSearchChange } from "../../search/outbox.ts";
 import type { ByteRange } from "../../storage/storage.ts";
-import { codePoints } from "../accounts/rules.ts";
+import { checkStorable, codePoints } from "../accounts/rules.ts";
 import type { Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { olderThan, parseBeforeId } from "../paging.ts";
@@ -93,7 +93,8 @@ export async function uploadDriveFile(ctx: Context, input: UploadInput): Promise
   if (upload.tooBig) throw new DomainError("FILE_SIZE_TOO_BIG");
   const name = input.name ?? "";
   if (codePoints(name) > MAX_FILE_NAME) throw new DomainError("FILE_NAME_TOO_LONG");
-  if (!name.trim() || !name.isWellFormed()) throw new DomainError("INVALID_REQUEST");
+  if (!name.trim()) throw new DomainError("INVALID_REQUEST");
+  checkStorable(name);
   const nsfw = parseNsfw(input.nsfw);
   if (upload.size === 0) throw new DomainError("INVALID_REQUEST");
   return storeDriveFile(ctx, { ownerId: owner.id, name, nsfw, localPath: upload.path, size: upload.size });

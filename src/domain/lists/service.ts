@@ -2,7 +2,7 @@
 // assigning is all-or-nothing, and new members of a public list are notified (`listed`).
 import type { Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
-import { codePoints } from "../accounts/rules.ts";
+import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
@@ -21,6 +21,7 @@ const WITH_MEMBERS = {
 export type ListView = Prisma.ListGetPayload<{ include: typeof WITH_MEMBERS }>;
 
 function checkTitle(title: string): void {
+  checkStorable(title);
   if (codePoints(title) > MAX_TITLE) throw new DomainError("TITLE_TOO_LONG");
   if (title.trim() === "") throw new DomainError("INVALID_REQUEST");
 }

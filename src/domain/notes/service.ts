@@ -3,7 +3,7 @@ import type { Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Visibility } from "../../generated/prisma/client.ts";
 import { recordSearchChange } from "../../search/outbox.ts";
-import { codePoints } from "../accounts/rules.ts";
+import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
@@ -55,6 +55,7 @@ async function checkNoteInput(ctx: Context, author: Account, input: NoteInput, r
   if (!VISIBILITIES.includes(visibility)) throw new DomainError("INVALID_VISIBILITY");
   const content = input.content ?? "";
   const cwComment = input.cwComment ?? "";
+  checkStorable(content, cwComment);
   if (codePoints(content) > LIMITS.content || codePoints(cwComment) > LIMITS.cwComment) {
     throw new DomainError(rules.tooLong);
   }

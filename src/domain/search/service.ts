@@ -5,7 +5,7 @@
 import type { Prisma } from "../../db/client.ts";
 import { compileSearch, fromNames } from "../../search/postgres.ts";
 import { parseSearchQuery } from "../../search/query.ts";
-import { keyOf, localNameOf } from "../accounts/rules.ts";
+import { checkStorable, keyOf, localNameOf } from "../accounts/rules.ts";
 import type { Context } from "../context.ts";
 import { NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
 import { visibleTo } from "../notes/visibility.ts";
@@ -16,6 +16,7 @@ export const SEARCH_PAGE = 100;
 
 export async function searchNotes(ctx: Context, query: string, beforeId?: string): Promise<NoteView[]> {
   const viewer = optionalAccount(ctx);
+  checkStorable(query);
   const tree = parseSearchQuery(query);
   const before = parseBeforeId(beforeId);
 
