@@ -1,5 +1,6 @@
 // The Prisma client over node-postgres (Prisma 7's driver-adapter model).
 import { PrismaPg } from "@prisma/adapter-pg";
+import { DomainError, type ErrorCode } from "../domain/errors.ts";
 import { PrismaClient } from "../generated/prisma/client.ts";
 
 export type Db = PrismaClient;
@@ -12,7 +13,40 @@ export function createDb(databaseUrl: string, poolSize = 20): Db {
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
   });
-  return new PrismaClient({ adapter });
+  return retryingTransactions(new PrismaClient({ adapter }));
+}
+
+const TRANSACTION_ATTEMPTS = 3;
+
+/**
+ * Interactive transactions are run again when PostgreSQL aborts them as a deadlock victim or a
+ * serialization failure: nothing of the aborted attempt was kept, and the request it serves
+ * should not fail for the order in which concurrent requests happened to take their locks.
+ */
+function retryingTransactions(db: PrismaClient): PrismaClient {
+  const run = db.$transaction.bind(db) as (...args: unknown[]) => Promise<unknown>;
+  const retrying = async (...args: unknown[]): Promise<unknown> => {
+    if (typeof args[0] !== "function") return run(...args);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run(...args);
+      } catch (err) {
+        if (attempt >= TRANSACTION_ATTEMPTS || !lockConflict(err)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+      }
+    }
+  };
+  db.$transaction = retrying as PrismaClient["$transaction"];
+  return db;
+}
+
+/** A deadlock (40P01) or serialization failure (40001), however Prisma wraps it. */
+function lockConflict(err: unknown): boolean {
+  const e = err as { code?: string; message?: unknown; meta?: { driverAdapterError?: { cause?: { code?: string } } } };
+  if (e?.code === "P2034") return true;
+  const code = e?.meta?.driverAdapterError?.cause?.code;
+  if (code === "40P01" || code === "40001") return true;
+  return typeof e?.message === "string" && /\b(40P01|40001)\b|deadlock detected/.test(e.message);
 }
 
 /**
@@ -33,4 +67,32 @@ export function uniqueViolation(err: unknown): { columns: string[] } | undefined
     ...(constraint?.index ? [constraint.index] : []),
   ];
   return { columns };
+}
+
+/**
+ * A foreign-key violation, or undefined for any other error: a row the write refers to is gone,
+ * deleted by a concurrent request after it was read. `constraint` names the violated key where
+ * the driver reports it (e.g. `note_attachments_file_id_fkey`).
+ */
+export function foreignKeyViolation(err: unknown): { constraint: string } | undefined {
+  const e = err as { code?: string; meta?: Record<string, unknown> } | undefined;
+  if (e?.code !== "P2003") return undefined;
+  const meta = e.meta ?? {};
+  const cause = (meta.driverAdapterError as { cause?: { constraint?: { index?: string; fields?: string[] } } })?.cause;
+  const constraint = [meta.field_name, meta.constraint, cause?.constraint?.index, ...(cause?.constraint?.fields ?? [])]
+    .filter((v): v is string => typeof v === "string")
+    .join(" ");
+  return { constraint };
+}
+
+/** The row an update or delete was for is gone (P2025): deleted by a concurrent request. */
+export function recordGone(err: unknown): boolean {
+  return (err as { code?: string } | undefined)?.code === "P2025";
+}
+
+/** `promise`, with a row gone meanwhile (P2025) answered as `code`. */
+export function orGone<T>(promise: Promise<T>, code: ErrorCode): Promise<T> {
+  return promise.catch((err) => {
+    throw recordGone(err) ? new DomainError(code) : err;
+  });
 }

@@ -1,5 +1,7 @@
 // Bookmarks (spec 4.3; CONTRACT 5): idempotent, and paged like a timeline (extension).
+import { foreignKeyViolation } from "../../db/client.ts";
 import type { Context } from "../context.ts";
+import { DomainError } from "../errors.ts";
 import { findVisibleNote, NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
 import { visibleTo } from "../notes/visibility.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
@@ -10,7 +12,12 @@ export const PAGE = 20;
 export async function bookmark(ctx: Context, noteId: string): Promise<NoteView> {
   const caller = requireAccount(ctx);
   const note = await findVisibleNote(ctx, noteId);
-  await ctx.db.bookmark.createMany({ data: [{ accountId: caller.id, noteId: note.id }], skipDuplicates: true });
+  await ctx.db.bookmark
+    .createMany({ data: [{ accountId: caller.id, noteId: note.id }], skipDuplicates: true })
+    .catch((err) => {
+      if (foreignKeyViolation(err)) throw new DomainError("NOTE_NOT_FOUND"); // deleted meanwhile
+      throw err;
+    });
   return note;
 }
 

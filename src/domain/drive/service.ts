@@ -6,6 +6,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { orGone } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
 import { recordSearchChange } from "../../search/outbox.ts";
@@ -198,7 +199,7 @@ export async function ownImageId(ctx: Context, ownerId: bigint, fileId: string):
 /** PUT /drive/{id}: the nsfw flag, which every note linked to the file shows. */
 export async function updateDriveFile(ctx: Context, fileId: string, nsfw: boolean): Promise<DriveFile> {
   const file = await getDriveFile(ctx, fileId);
-  return ctx.db.driveFile.update({ where: { id: file.id }, data: { nsfw } });
+  return orGone(ctx.db.driveFile.update({ where: { id: file.id }, data: { nsfw } }), "FILE_NOT_FOUND");
 }
 
 /** DELETE /drive/{id}: the row, then its bytes; an avatar or header that was this file is unset. */
@@ -208,7 +209,9 @@ export async function deleteDriveFile(ctx: Context, fileId: string): Promise<voi
     const linked = await tx.noteAttachment.findMany({ where: { fileId: file.id }, select: { noteId: true } });
     await tx.account.updateMany({ where: { avatarFileId: file.id }, data: { avatarFileId: null } });
     await tx.account.updateMany({ where: { headerFileId: file.id }, data: { headerFileId: null } });
-    await tx.driveFile.delete({ where: { id: file.id } });
+    // A concurrent deletion of the same file got there first: nothing left to delete.
+    const { count } = await tx.driveFile.deleteMany({ where: { id: file.id } });
+    if (count === 0) throw new DomainError("FILE_NOT_FOUND");
     // The notes it leaves may no longer have media: the search index re-reads them.
     await recordSearchChange(ctx, tx, "upsert", [...new Set(linked.map((l) => l.noteId))]);
   });

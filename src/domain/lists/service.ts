@@ -1,6 +1,6 @@
 // Lists (spec 4.4, 2.9; CONTRACT 6): only the owner changes a list or sees a private one;
 // assigning is all-or-nothing, and new members of a public list are notified (`listed`).
-import type { Prisma } from "../../db/client.ts";
+import { orGone, type Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findAccount } from "../accounts/service.ts";
@@ -61,11 +61,14 @@ export async function updateList(
   if (input.title === undefined && input.public === undefined) throw new DomainError("INVALID_REQUEST");
   if (input.title !== undefined) checkTitle(input.title);
   const list = await ownList(ctx, listId);
-  return ctx.db.list.update({
-    where: { id: list.id },
-    data: { title: input.title, public: input.public },
-    include: WITH_MEMBERS,
-  });
+  return orGone(
+    ctx.db.list.update({
+      where: { id: list.id },
+      data: { title: input.title, public: input.public },
+      include: WITH_MEMBERS,
+    }),
+    "LIST_NOTFOUND",
+  );
 }
 
 export const getList = visibleList;
@@ -88,7 +91,8 @@ async function targets(ctx: Context, ids: string[]): Promise<bigint[]> {
   if (ids.length === 0) throw new DomainError("INVALID_REQUEST");
   const parsed = ids.map((id) => parseSnowflake(id));
   if (parsed.some((id) => id === undefined)) throw new DomainError("ACCOUNT_NOT_FOUND");
-  const unique = [...new Set(parsed as bigint[])];
+  // In id order, so concurrent changes to the same members lock their rows in one order.
+  const unique = [...new Set(parsed as bigint[])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const found = await ctx.db.account.count({ where: { id: { in: unique } } });
   if (found !== unique.length) throw new DomainError("ACCOUNT_NOT_FOUND");
   return unique;
@@ -123,7 +127,7 @@ export async function unassign(ctx: Context, listId: string, accountIds: string[
 
 export async function deleteList(ctx: Context, listId: string): Promise<void> {
   const list = await ownList(ctx, listId);
-  await ctx.db.list.delete({ where: { id: list.id } });
+  await orGone(ctx.db.list.delete({ where: { id: list.id } }), "LIST_NOTFOUND");
 }
 
 /** The members' notes the caller may see, direct ones apart, newest first. */

@@ -1,5 +1,5 @@
 // Notes (spec 4.3, 2.4; CONTRACT 5): create, renote (plain or quote), reply, get and delete.
-import type { Prisma } from "../../db/client.ts";
+import { foreignKeyViolation, type Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Visibility } from "../../generated/prisma/client.ts";
 import { recordSearchChange } from "../../search/outbox.ts";
@@ -93,7 +93,15 @@ async function writeNote(ctx: Context, author: Account, checked: Checked, links:
         where: { nameKey: { in: mentionedNameKeys(checked.content, ctx.config.localHost) } },
       })
     : [];
-  return ctx.db.$transaction(async (tx) => {
+  return ctx.db.$transaction(writeNoteIn).catch((err) => {
+    // What the note refers to was deleted since it was read: an attached file, or the note renoted
+    // or replied to.
+    const gone = foreignKeyViolation(err);
+    if (gone) throw new DomainError(gone.constraint.includes("file") ? "ATTACHMENT_NOT_FOUND" : "NOTE_NOT_FOUND");
+    throw err;
+  });
+
+  async function writeNoteIn(tx: Prisma.TransactionClient): Promise<NoteView> {
     const created = await tx.note.create({
       data: {
         id: ctx.ids.next(),
@@ -126,7 +134,7 @@ async function writeNote(ctx: Context, author: Account, checked: Checked, links:
     // by one author queue on it for a moment, not for the whole transaction.
     await tx.account.update({ where: { id: author.id }, data: { notesCount: { increment: 1 } } });
     return note;
-  });
+  }
 }
 
 export async function createNote(ctx: Context, input: NoteInput): Promise<NoteView> {
@@ -199,6 +207,11 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
   if (!note) throw new DomainError("NOTE_NOT_FOUND");
   if (note.authorId !== caller.id && !moderator) throw new DomainError("NO_PERMISSION");
   await ctx.db.$transaction(async (tx) => {
+    // Locked first: a concurrent deletion waits here and then finds nothing (NOTE_NOT_FOUND); a
+    // renote being written commits before this lock is granted, so it is seen below, and one
+    // written after waits for the deletion and fails (NOTE_NOT_FOUND).
+    const locked = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM notes WHERE id = ${note.id} FOR UPDATE`;
+    if (locked.length === 0) throw new DomainError("NOTE_NOT_FOUND");
     const plainRenotes = await tx.note.findMany({
       where: { ...PLAIN_RENOTE, renoteId: note.id },
       select: { id: true, authorId: true },

@@ -1,5 +1,5 @@
 // Reactions (spec 3.4, 4.3): one per account per note, enforced by the database.
-import { uniqueViolation } from "../../db/client.ts";
+import { foreignKeyViolation, uniqueViolation } from "../../db/client.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { findVisibleNote, NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
@@ -27,6 +27,7 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
     });
   } catch (err) {
     if (uniqueViolation(err)) throw new DomainError("ALREADY_REACTED");
+    if (foreignKeyViolation(err)) throw new DomainError("NOTE_NOT_FOUND"); // deleted meanwhile
     throw err;
   }
 }

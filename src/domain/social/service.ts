@@ -16,16 +16,26 @@ export async function isBlocking(db: Pick<Tx, "block">, blockerId: bigint, block
 
 async function addFollow(tx: Tx, followerId: bigint, followeeId: bigint): Promise<void> {
   await tx.follow.create({ data: { followerId, followeeId } });
-  await tx.account.update({ where: { id: followerId }, data: { followingCount: { increment: 1 } } });
-  await tx.account.update({ where: { id: followeeId }, data: { followersCount: { increment: 1 } } });
+  await moveFollowCounters(tx, followerId, followeeId, 1);
+}
+
+/**
+ * Both counters of a follow in one statement, which locks the two rows in id order: A following
+ * B while B follows A would otherwise lock them in opposite orders and deadlock.
+ */
+async function moveFollowCounters(tx: Tx, followerId: bigint, followeeId: bigint, by: 1 | -1): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE accounts SET
+      following_count = following_count + CASE WHEN id = ${followerId} THEN ${by}::int ELSE 0 END,
+      followers_count = followers_count + CASE WHEN id = ${followeeId} THEN ${by}::int ELSE 0 END
+    WHERE id IN (SELECT id FROM accounts WHERE id IN (${followerId}, ${followeeId}) ORDER BY id FOR NO KEY UPDATE)`;
 }
 
 /** Removes a follow if there is one; true when there was. */
 async function removeFollow(tx: Tx, followerId: bigint, followeeId: bigint): Promise<boolean> {
   const { count } = await tx.follow.deleteMany({ where: { followerId, followeeId } });
   if (count === 0) return false;
-  await tx.account.update({ where: { id: followerId }, data: { followingCount: { decrement: 1 } } });
-  await tx.account.update({ where: { id: followeeId }, data: { followersCount: { decrement: 1 } } });
+  await moveFollowCounters(tx, followerId, followeeId, -1);
   return true;
 }
 
