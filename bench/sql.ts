@@ -38,17 +38,21 @@ export class SqlProbe {
     return [...this.captured];
   }
 
-  /** EXPLAIN (ANALYZE, BUFFERS) of the page's main notes query. */
+  /** EXPLAIN (ANALYZE, BUFFERS) of the page's queries that read notes in order (the walk and the page). */
   async explainNotes(page: (ctx: Context) => Promise<unknown>): Promise<string> {
-    const notesQuery = (await this.statements(page)).find(
-      (s) => /FROM "public"\."notes"/.test(s.query) && /ORDER BY/.test(s.query),
+    const notesQueries = (await this.statements(page)).filter(
+      (s) => /FROM ("public"\.)?"?notes"?\b/.test(s.query) && /ORDER BY/.test(s.query),
     );
-    if (!notesQuery) return "(no notes query)";
+    if (notesQueries.length === 0) return "(no notes query)";
     const client = new pg.Client({ connectionString: this.databaseUrl });
     await client.connect();
     try {
-      const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${notesQuery.query}`, notesQuery.params);
-      return rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
+      const plans: string[] = [];
+      for (const { query, params } of notesQueries) {
+        const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${query}`, params);
+        plans.push(rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
+      }
+      return plans.join("\n\n");
     } finally {
       await client.end();
     }

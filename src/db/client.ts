@@ -1,4 +1,5 @@
 // The Prisma client over node-postgres (Prisma 7's driver-adapter model).
+import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { DomainError, type ErrorCode } from "../domain/errors.ts";
 import { PrismaClient } from "../generated/prisma/client.ts";
@@ -7,12 +8,17 @@ export type Db = PrismaClient;
 export { Prisma } from "../generated/prisma/client.ts";
 
 export function createDb(databaseUrl: string, poolSize = 20): Db {
-  const adapter = new PrismaPg({
-    connectionString: databaseUrl,
-    max: poolSize,
-    connectionTimeoutMillis: 5_000,
-    idleTimeoutMillis: 30_000,
-  });
+  const adapter = new PrismaPg(
+    {
+      connectionString: databaseUrl,
+      max: poolSize,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+    },
+    // Named statements: each connection parses and plans a statement once, then only binds
+    // and executes it (PostgreSQL keeps the plan, or a generic one when that is as good).
+    { statementNameGenerator: (query) => `m${createHash("sha1").update(query.sql).digest("base64url")}` },
+  );
   return retryingTransactions(new PrismaClient({ adapter }));
 }
 
