@@ -155,7 +155,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
           reply.header(key, value);
         });
         reply.status(response.status);
-        return reply.send(response.body);
+        // Whole, not streamed: one write with a Content-Length rather than a chunked stream
+        // (no @defer or subscriptions are served).
+        return reply.send(Buffer.from(await response.arrayBuffer()));
       },
     });
   });
