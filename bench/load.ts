@@ -10,8 +10,16 @@ export interface Load {
 
 export async function load(
   url: string,
-  options: { token?: string; method?: "GET" | "POST"; body?: string; duration?: number } = {},
+  options: {
+    token?: string;
+    /** One token per connection, in turn, instead of `token`: many clients acting at once. */
+    tokens?: string[];
+    method?: "GET" | "POST";
+    body?: string;
+    duration?: number;
+  } = {},
 ): Promise<Load> {
+  let connection = 0;
   const result = await autocannon({
     url,
     connections: 32,
@@ -22,6 +30,15 @@ export async function load(
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
       ...(options.body ? { "content-type": "application/json" } : {}),
     },
+    setupClient: options.tokens
+      ? (client) => {
+          const token = options.tokens?.[connection++ % (options.tokens?.length ?? 1)];
+          client.setHeaders({
+            authorization: `Bearer ${token}`,
+            ...(options.body ? { "content-type": "application/json" } : {}),
+          });
+        }
+      : undefined,
   });
   return {
     reqPerSec: Math.round(result.requests.average),

@@ -19,7 +19,9 @@ export function createDb(databaseUrl: string, poolSize = 20): Db {
     // and executes it (PostgreSQL keeps the plan, or a generic one when that is as good).
     { statementNameGenerator: (query) => `m${createHash("sha1").update(query.sql).digest("base64url")}` },
   );
-  return retryingTransactions(new PrismaClient({ adapter }));
+  // A burst of writes queues for a pooled connection rather than failing after Prisma's default
+  // 2 s; past 10 s the request is answered 503 (src/rest/errors.ts).
+  return retryingTransactions(new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 10_000 } }));
 }
 
 const TRANSACTION_ATTEMPTS = 3;

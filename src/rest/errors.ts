@@ -73,8 +73,10 @@ const RETRY_AFTER_SECONDS = "1";
 
 // What says the database cannot be reached right now: socket errors; PostgreSQL's connection
 // exceptions (class 08), shutdown and start-up (57P01-57P03) and too many connections (53300);
-// Prisma's and its pg adapter's own names for the same.
-const UNREACHABLE_CODE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|08\w{3}|57P0[123]|53300|P1001|P1002|P1017|P2024)$/;
+// Prisma's and its pg adapter's own names for the same, and a transaction that could not get a
+// connection, or finish, in time (P2028): the database is too busy to answer now.
+const UNREACHABLE_CODE =
+  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|08\w{3}|57P0[123]|53300|P1001|P1002|P1017|P2024|P2028)$/;
 const UNREACHABLE_KIND = /^(DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections)$/;
 const UNREACHABLE_MESSAGE =
   /Connection terminated|timeout exceeded when trying to connect|connection error and is not queryable/;

@@ -11,7 +11,7 @@ import { notify } from "../notifications/notify.ts";
 import { optionalAccount, requireAccount, roleRank } from "../sessions/caller.ts";
 import { isBlocking } from "../social/service.ts";
 import { mentionedNameKeys } from "./mentions.ts";
-import { visibleTo } from "./visibility.ts";
+import { visibleTo, visibleToEveryone } from "./visibility.ts";
 
 export const LIMITS = { content: 3000, cwComment: 256, attachments: 16 } as const;
 const VISIBILITIES: readonly string[] = ["public", "home", "followers", "direct"];
@@ -88,10 +88,9 @@ interface Links {
 
 /** Writes a note with its attachments, counter and notifications in one transaction. */
 async function writeNote(ctx: Context, author: Account, checked: Checked, links: Links): Promise<NoteView> {
-  const mentioned = checked.content
-    ? await ctx.db.account.findMany({
-        where: { nameKey: { in: mentionedNameKeys(checked.content, ctx.config.localHost) } },
-      })
+  const mentionedKeys = checked.content ? mentionedNameKeys(checked.content, ctx.config.localHost) : [];
+  const mentioned = mentionedKeys.length
+    ? await ctx.db.account.findMany({ where: { nameKey: { in: mentionedKeys } } })
     : [];
   return ctx.db.$transaction(writeNoteIn).catch((err) => {
     // What the note refers to was deleted since it was read: an attached file, or the note renoted
@@ -124,7 +123,9 @@ async function writeNote(ctx: Context, author: Account, checked: Checked, links:
     };
     for (const account of mentioned) {
       // Only those who may see the note hear of it.
-      const seen = await tx.note.count({ where: { id: note.id, ...visibleTo(account) } });
+      const seen =
+        visibleToEveryone(note.visibility) ||
+        (await tx.note.count({ where: { id: note.id, ...visibleTo(account) } })) > 0;
       if (seen)
         await notify(ctx, tx, { recipientId: account.id, actorId: author.id, type: "mentioned", noteId: note.id });
     }

@@ -2,11 +2,18 @@
 // public and home: anyone; followers: the author and accepted followers; direct: the author and
 // the addressee. A frozen author's notes are seen by moderators only.
 import type { Prisma } from "../../db/client.ts";
-import type { Account } from "../../generated/prisma/client.ts";
+import type { Account, Visibility } from "../../generated/prisma/client.ts";
 import { roleRank } from "../sessions/caller.ts";
 
+const OPEN: Visibility[] = ["public", "home"];
+
+/** Whether a note of a non-frozen author with this visibility is seen by everyone. */
+export function visibleToEveryone(visibility: Visibility): boolean {
+  return OPEN.includes(visibility);
+}
+
 export function visibleTo(viewer: Account | undefined): Prisma.NoteWhereInput {
-  const audience: Prisma.NoteWhereInput[] = [{ visibility: { in: ["public", "home"] } }];
+  const audience: Prisma.NoteWhereInput[] = [{ visibility: { in: OPEN } }];
   if (viewer) {
     audience.push(
       { authorId: viewer.id },
