@@ -11,7 +11,8 @@ import { MAX_FILE_SIZE } from "./domain/drive/service.ts";
 import { authenticate } from "./domain/sessions/caller.ts";
 import { schema } from "./graphql/index.ts";
 import { sendError } from "./rest/errors.ts";
-import { MethodIndex, mountRoutes } from "./rest/mount.ts";
+import { beginIdempotent, type Idempotency } from "./rest/idempotency.ts";
+import { MethodIndex, mountRoutes, replay } from "./rest/mount.ts";
 import { openApiDocument } from "./rest/openapi.ts";
 import { registerRateLimits } from "./rest/rate-limits.ts";
 import { routes } from "./rest/routes.ts";
@@ -139,7 +140,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
       url: "/graphql",
       method: ["GET", "POST", "OPTIONS"],
       handler: async (request, reply) => {
-        if (request.headers["content-type"]?.startsWith("multipart/form-data")) {
+        const multipart = request.headers["content-type"]?.startsWith("multipart/form-data") ?? false;
+        if (multipart) {
           try {
             request.body = await processRequest(request.raw, reply.raw, {
               maxFileSize: MAX_FILE_SIZE + 1,
@@ -150,14 +152,30 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
             return reply.code(400).send({ error: "INVALID_REQUEST" });
           }
         }
+        // Idempotency-Key on a GraphQL request: its JSON body is the fingerprint (uploads apart).
+        let idempotent: Idempotency | undefined;
+        if (request.method === "POST" && request.headers["idempotency-key"] !== undefined && !multipart) {
+          try {
+            const caller = await authenticate(services, request.headers.authorization, request.ip);
+            idempotent = await beginIdempotent(services, caller, request);
+          } catch (err) {
+            return sendError(request, reply, err);
+          }
+          if (idempotent && "replay" in idempotent) return replay(reply, idempotent.replay);
+        }
         const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+        const headers: Record<string, string> = {};
         response.headers.forEach((value, key) => {
-          reply.header(key, value);
+          if (key !== "content-length") headers[key] = value;
         });
-        reply.status(response.status);
         // Whole, not streamed: one write with a Content-Length rather than a chunked stream
         // (no @defer or subscriptions are served).
-        return reply.send(Buffer.from(await response.arrayBuffer()));
+        const body = Buffer.from(await response.arrayBuffer());
+        if (idempotent && "record" in idempotent) {
+          if (response.status >= 500) await idempotent.abandon();
+          else await idempotent.record({ status: response.status, headers, body: body.toString() });
+        }
+        return reply.status(response.status).headers(headers).send(body);
       },
     });
   });

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "./support/expect.ts";
 import { account, PASSPHRASE, type TestAccount } from "./support/fixtures.ts";
+import { image } from "./support/media.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -94,5 +95,71 @@ describe("Idempotency-Key", () => {
   it("refuses a malformed key with INVALID_REQUEST", async () => {
     expectError(await post(alice, "has space", { content: "x" }), 400, "INVALID_REQUEST");
     expectError(await post(alice, "k".repeat(256), { content: "x" }), 400, "INVALID_REQUEST");
+  });
+});
+
+describe("Idempotency-Key on uploads", () => {
+  const filesOf = (who: TestAccount) => server.services.db.driveFile.count({ where: { ownerId: BigInt(who.id) } });
+  async function upload(who: TestAccount, key: string, bytes: Buffer, name = "pic.png") {
+    const form = new FormData();
+    form.set("name", name);
+    form.set("file", new Blob([new Uint8Array(bytes)]), name);
+    const encoded = new Response(form);
+    const answer = await server.app.inject({
+      method: "POST",
+      url: "/drive",
+      headers: {
+        "content-type": encoded.headers.get("content-type") ?? "",
+        authorization: `Bearer ${who.token}`,
+        "idempotency-key": key,
+      },
+      payload: Buffer.from(await encoded.arrayBuffer()),
+    });
+    return { status: answer.statusCode, body: answer.json(), headers: answer.headers };
+  }
+
+  it("stores a replayed upload once, fingerprinted by its fields and the file's bytes", async () => {
+    const png = await image("png", 16, 16);
+    const before = await filesOf(alice);
+    const first = await upload(alice, "u-replay", png);
+    const again = await upload(alice, "u-replay", png);
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(await filesOf(alice)).toBe(before + 1);
+    // Other bytes, or another name, under the same key: 409.
+    const other = await upload(alice, "u-replay", await image("png", 17, 16));
+    expect({ status: other.status, body: other.body }).toEqual({
+      status: 409,
+      body: { error: "IDEMPOTENCY_KEY_REUSED" },
+    });
+    const renamed = await upload(alice, "u-replay", png, "other.png");
+    expect(renamed.status).toBe(409);
+    expect(await filesOf(alice)).toBe(before + 1);
+    // Nothing of the refused or replayed uploads is left in the scratch folder.
+    const fs = await import("node:fs");
+    expect(fs.readdirSync(server.services.storage.scratchDir)).toEqual([]);
+  });
+});
+
+describe("Idempotency-Key on GraphQL", () => {
+  const mutation = (content: string) => ({
+    query: `mutation { createNote(input: { content: ${JSON.stringify(content)} }) { __typename ... on MutationCreateNoteSuccess { data { id } } } }`,
+  });
+  const graphql = (who: TestAccount, key: string, body: unknown) =>
+    server.request("POST", "/graphql", { token: who.token, body, headers: { "idempotency-key": key } });
+
+  it("answers a replayed mutation with the first answer, without acting twice; another body is 409", async () => {
+    const before = await notesOf(bob);
+    const first = await graphql(bob, "g-replay", mutation("graphql once"));
+    const again = await graphql(bob, "g-replay", mutation("graphql once"));
+    expect(first.status).toBe(200);
+    expect(first.body.data.createNote.data.id).toBeDefined();
+    expect(again.body).toEqual(first.body);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(await notesOf(bob)).toBe(before + 1);
+    expectError(await graphql(bob, "g-replay", mutation("graphql twice")), 409, "IDEMPOTENCY_KEY_REUSED");
+    expect(await notesOf(bob)).toBe(before + 1);
   });
 });

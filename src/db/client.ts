@@ -16,13 +16,20 @@ export function createDb(databaseUrl: string, poolSize = 20): Db {
       idleTimeoutMillis: 30_000,
     },
     // Named statements: each connection parses and plans a statement once, then only binds
-    // and executes it (PostgreSQL keeps the plan, or a generic one when that is as good).
-    { statementNameGenerator: (query) => `m${createHash("sha1").update(query.sql).digest("base64url")}` },
+    // and executes it (PostgreSQL keeps the plan, or a generic one when that is as good). Not
+    // for LIKE: whether the trigram index pays depends on the pattern, so those are planned
+    // for their values each time (a generic plan made keyword search 2.6 times slower).
+    { statementNameGenerator: (query) => (LIKE.test(query.sql) ? unnamed : statementName(query.sql)) },
   );
   // A burst of writes queues for a pooled connection rather than failing after Prisma's default
   // 2 s; past 10 s the request is answered 503 (src/rest/errors.ts).
   return retryingTransactions(new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 10_000 } }));
 }
+
+const LIKE = /\bI?LIKE\b/;
+// adapter-pg passes the name on to node-postgres, which leaves a statement without one unnamed.
+const unnamed = undefined as unknown as string;
+const statementName = (sql: string) => `m${createHash("sha1").update(sql).digest("base64url")}`;
 
 const TRANSACTION_ATTEMPTS = 3;
 

@@ -2,7 +2,8 @@
 // (account or IP, key) pair is kept 24 hours; a replay with the same method, path and body gets
 // it back without acting twice; the same key with another method, path or body is 409
 // IDEMPOTENCY_KEY_REUSED. A replay that arrives while the first request runs waits for it.
-// Multipart uploads are not covered: their body is streamed, never held to fingerprint.
+// An upload is fingerprinted by its fields and the SHA-256 of its file, taken as it streams;
+// GraphQL requests by their JSON body.
 import { createHash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Caller, Services } from "../domain/context.ts";
@@ -31,6 +32,8 @@ export async function beginIdempotent(
   services: Services,
   caller: Caller,
   request: FastifyRequest,
+  /** What identifies the body; the parsed JSON body when not given. */
+  body: unknown = request.body,
 ): Promise<Idempotency | undefined> {
   const header = request.headers["idempotency-key"];
   if (header === undefined || !MUTATIONS.has(request.method)) return undefined;
@@ -39,7 +42,7 @@ export async function beginIdempotent(
   const owner = caller.account ? `account:${caller.account.id}` : `ip:${request.ip}`;
   const path = request.url.replace(/\/+(\?|$)/, "$1");
   const fingerprint = createHash("sha256")
-    .update(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`)
+    .update(`${request.method} ${path}\n${JSON.stringify(body ?? null)}`)
     .digest("hex");
   const where = { owner_key: { owner, key } };
   const deadline = Date.now() + WAIT_MS;

@@ -7,7 +7,7 @@ import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/dri
 import { DomainError } from "../domain/errors.ts";
 import { authenticate, requireAccount } from "../domain/sessions/caller.ts";
 import { answerFor, sendError } from "./errors.ts";
-import { beginIdempotent, type Idempotency } from "./idempotency.ts";
+import { beginIdempotent, type Idempotency, type StoredAnswer } from "./idempotency.ts";
 import type { RateLimits } from "./rate-limits.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 
@@ -68,15 +68,16 @@ function handlerOf(services: Services, r: Route) {
         const multipartBody = await readMultipart(request, services);
         upload = multipartBody.upload;
         body = multipartBody;
+        const { fields, filename } = multipartBody;
+        idempotent = await beginIdempotent(services, caller, request, { fields, filename, file: upload?.sha256 });
       } else {
         idempotent = await beginIdempotent(services, caller, request);
-        if (idempotent && "replay" in idempotent) {
-          const { status, headers, body: stored } = idempotent.replay;
-          reply.code(status).headers({ ...headers, "idempotent-replayed": "true" });
-          return stored === undefined ? reply.send() : reply.type("application/json; charset=utf-8").send(stored);
-        }
         // A missing body reads as {}: "members that are sent are ignored" also covers none.
-        body = parse(r.body, request.body ?? {});
+        if (!idempotent || !("replay" in idempotent)) body = parse(r.body, request.body ?? {});
+      }
+      if (idempotent && "replay" in idempotent) {
+        await upload?.discard();
+        return replay(reply, idempotent.replay);
       }
       const input = {
         params: parse(r.params, request.params),
@@ -111,6 +112,14 @@ function handlerOf(services: Services, r: Route) {
       return sendError(request, reply, err, r.overrides);
     }
   };
+}
+
+/** The answer a first request with the same Idempotency-Key got, marked as a replay. */
+export function replay(reply: FastifyReply, answer: StoredAnswer) {
+  reply.code(answer.status).headers({ ...answer.headers, "idempotent-replayed": "true" });
+  if (answer.body === undefined) return reply.send();
+  if (!reply.hasHeader("content-type")) reply.type("application/json; charset=utf-8");
+  return reply.send(answer.body);
 }
 
 function addRoutes(app: FastifyInstance, services: Services, routes: Route[], limits: RateLimits): void {

@@ -19,9 +19,9 @@ const CREDENTIAL_ERRORS: [ErrorCode, number][] = [
   ["YOU_ARE_FROZEN", 403],
 ];
 
-/** The mutations that take an Idempotency-Key (all but the streamed uploads). */
+/** The mutations that take an Idempotency-Key: all of them, uploads included. */
 function idempotent(r: Route): boolean {
-  return r.method !== "GET" && !r.multipart;
+  return r.method !== "GET";
 }
 
 function errorResponses(r: Route): Record<string, Json> {

@@ -1,6 +1,6 @@
 // The drive (spec 4.5, 2.8; CONTRACT 7): uploads streamed to storage, sniffed and processed,
 // owner-only metadata, and the public file content behind each URL.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -28,6 +28,8 @@ export interface ReceivedUpload {
   size: number;
   /** More than MAX_FILE_SIZE bytes were sent; only the first ones were kept. */
   tooBig: boolean;
+  /** SHA-256 (hex) of every byte sent, for Idempotency-Key fingerprints. */
+  sha256: string;
   /** Removes the scratch file unless it became a drive file. */
   discard(): Promise<void>;
 }
@@ -40,9 +42,12 @@ export async function receiveUpload(services: Services, content: Readable): Prom
   const file = path.join(services.storage.scratchDir, randomBytes(12).toString("hex"));
   let size = 0;
   let tooBig = false;
+  const hash = createHash("sha256");
+  let sha256 = "";
   const limit = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       size += chunk.length;
+      hash.update(chunk);
       if (size > MAX_FILE_SIZE) tooBig = true;
       done(null, tooBig ? undefined : chunk);
     },
@@ -54,6 +59,10 @@ export async function receiveUpload(services: Services, content: Readable): Prom
     },
     get tooBig() {
       return tooBig;
+    },
+    get sha256() {
+      sha256 ||= hash.digest("hex");
+      return sha256;
     },
     discard: () => fs.rm(file, { force: true }),
   };
