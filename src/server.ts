@@ -4,13 +4,14 @@ import type { Duplex } from "node:stream";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { GraphQLError } from "graphql";
 import { processRequest } from "graphql-upload-minimal";
-import { createYoga } from "graphql-yoga";
+import { createYoga, maskError } from "graphql-yoga";
 import type { Services } from "./domain/context.ts";
 import { MAX_FILE_SIZE } from "./domain/drive/service.ts";
 import { authenticate } from "./domain/sessions/caller.ts";
 import { schema } from "./graphql/index.ts";
-import { sendError } from "./rest/errors.ts";
+import { answerFor, sendError } from "./rest/errors.ts";
 import { beginIdempotent, type Idempotency } from "./rest/idempotency.ts";
 import { MethodIndex, mountRoutes, replay } from "./rest/mount.ts";
 import { openApiDocument } from "./rest/openapi.ts";
@@ -118,6 +119,18 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     // first use, as they weigh some 80 MB in memory.
     renderGraphiQL: async (options) => (await import("@graphql-yoga/render-graphiql")).renderGraphiQL(options),
     landingPage: false,
+    // Unexpected errors stay masked; a database out of reach is said as REST says it: 503
+    // SERVICE_UNAVAILABLE with Retry-After, so clients retry rather than report a bug.
+    maskedErrors: {
+      maskError: (error, message, isDev) => {
+        const cause = error instanceof GraphQLError ? error.originalError : error;
+        const answer = answerFor(cause);
+        if (answer.status !== 503) return maskError(error, message, isDev);
+        return new GraphQLError(answer.code, {
+          extensions: { code: answer.code, http: { status: 503, headers: answer.headers } },
+        });
+      },
+    },
     // Bodies are bounded before yoga sees them: JSON by Fastify's 1 MiB limit, uploads by the
     // streaming limits above. Yoga's own Content-Length check would refuse a legal 100 MB upload.
     maxRequestBodySize: false,

@@ -12,15 +12,11 @@ import path from "node:path";
 import contentDisposition from "content-disposition";
 import { base64url, decodeJwt, exportJWK, generateKeyPair, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config.ts";
 import { parseSigningKey } from "../src/domain/sessions/tokens.ts";
-import { createLogger } from "../src/log.ts";
-import { buildServer } from "../src/server.ts";
-import { closeServices, createServices } from "../src/services.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, login, PASSPHRASE, register, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { apng, image, ogg, wav, webm } from "./support/media.ts";
-import { type Answer, PUBLIC_URL, type RequestOptions, startTestServer, type TestServer } from "./support/server.ts";
+import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
 
 // The server's key is known here, so its public key can be derived as an attacker would find it.
 const SIGNING_KEY = randomBytes(32).toString("base64");
@@ -56,47 +52,7 @@ afterAll(() => server?.close());
 // Helpers
 
 /** A server on an existing database, as a restart of the process would make it. */
-async function reopen(databaseUrl: string, env: Record<string, string>): Promise<TestServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-data-"));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    BCRYPT_COST: "4",
-    PUBLIC_URL,
-    LOG_LEVEL: "silent",
-    RATE_LIMIT_MULTIPLIER: "0",
-    ...env,
-  });
-  const services = await createServices(config, databaseUrl, createLogger("silent"));
-  const app = await buildServer(services);
-  await app.ready();
-  return {
-    app,
-    services,
-    dataDir,
-    databaseUrl,
-    async request(method: string, url: string, options: RequestOptions = {}): Promise<Answer> {
-      const headers: Record<string, string> = { ...options.headers };
-      if (options.token) headers.authorization = `Bearer ${options.token}`;
-      let payload = options.payload;
-      if (options.body !== undefined) {
-        payload = JSON.stringify(options.body);
-        headers["content-type"] ??= "application/json";
-      }
-      const response = await app.inject({ method: method as "GET", url, headers, payload });
-      const json = String(response.headers["content-type"] ?? "").includes("application/json") && response.body;
-      return {
-        status: response.statusCode,
-        body: json ? JSON.parse(response.body) : response.body,
-        headers: response.headers,
-      };
-    },
-    async close() {
-      await app.close();
-      await closeServices(services);
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
+const reopen = (databaseUrl: string, env: Record<string, string>) => startTestServer(env, databaseUrl);
 
 /** POSTs a GraphQL operation, which answers 200 without top-level errors; returns `data`. */
 async function gql(query: string, variables: Record<string, unknown>, token?: string, target = server) {

@@ -53,3 +53,23 @@ describe("database unreachable", () => {
     expect(answer.headers["retry-after"]).toBe("1");
   });
 });
+
+describe("database unreachable, over GraphQL", () => {
+  it.each([
+    ["a timeline", "{ globalTimeline { __typename } }"],
+    ["an account", '{ account(name: "alice") { __typename } }'],
+  ])("answers %s with 503 SERVICE_UNAVAILABLE and Retry-After, not a masked 200", async (_what, query) => {
+    const answer = await app.inject({
+      method: "POST",
+      url: "/graphql",
+      headers: { "content-type": "application/json" },
+      payload: JSON.stringify({ query }),
+    });
+    expect(answer.statusCode).toBe(503);
+    expect(answer.headers["retry-after"]).toBe("1");
+    expect(answer.json().errors[0]).toMatchObject({
+      message: "SERVICE_UNAVAILABLE",
+      extensions: { code: "SERVICE_UNAVAILABLE" },
+    });
+  });
+});
