@@ -91,23 +91,26 @@ export function uniqueViolation(err: unknown): { columns: string[] } | undefined
  */
 export function foreignKeyViolation(err: unknown): { constraint: string } | undefined {
   const e = err as { code?: string; meta?: Record<string, unknown> } | undefined;
-  if (e?.code !== "P2003") return undefined;
-  const meta = e.meta ?? {};
-  const cause = (meta.driverAdapterError as { cause?: { constraint?: { index?: string; fields?: string[] } } })?.cause;
+  const meta = e?.meta ?? {};
+  const cause = (
+    meta.driverAdapterError as
+      | { cause?: { kind?: string; constraint?: { index?: string; fields?: string[] } } }
+      | undefined
+  )?.cause;
+  // P2003 from model queries; from raw ones (P2010), the driver's kind says it.
+  if (e?.code !== "P2003" && cause?.kind !== "ForeignKeyConstraintViolation") return undefined;
   const constraint = [meta.field_name, meta.constraint, cause?.constraint?.index, ...(cause?.constraint?.fields ?? [])]
     .filter((v): v is string => typeof v === "string")
     .join(" ");
   return { constraint };
 }
 
-/** The row an update or delete was for is gone (P2025): deleted by a concurrent request. */
-export function recordGone(err: unknown): boolean {
-  return (err as { code?: string } | undefined)?.code === "P2025";
-}
-
-/** `promise`, with a row gone meanwhile (P2025) answered as `code`. */
+/**
+ * `promise` (an update or delete of one row), with the row gone meanwhile, deleted by a
+ * concurrent request (P2025), answered as `code`.
+ */
 export function orGone<T>(promise: Promise<T>, code: ErrorCode): Promise<T> {
   return promise.catch((err) => {
-    throw recordGone(err) ? new DomainError(code) : err;
+    throw (err as { code?: string } | undefined)?.code === "P2025" ? new DomainError(code) : err;
   });
 }

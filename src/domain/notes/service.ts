@@ -1,13 +1,13 @@
 // Notes (spec 4.3, 2.4; CONTRACT 5): create, renote (plain or quote), reply, get and delete.
 import { foreignKeyViolation, type Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
-import type { Account, DriveFile, Visibility } from "../../generated/prisma/client.ts";
+import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
 import { recordSearchChange } from "../../search/outbox.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
-import { notify } from "../notifications/notify.ts";
+import { type NotificationInput, notify } from "../notifications/notify.ts";
 import { optionalAccount, requireAccount, roleRank } from "../sessions/caller.ts";
 import { isBlocking } from "../social/service.ts";
 import { mentionedNameKeys } from "./mentions.ts";
@@ -82,60 +82,109 @@ async function checkNoteInput(ctx: Context, author: Account, input: NoteInput, r
 interface Links {
   renoteId?: bigint;
   replyToId?: bigint;
-  /** More to write in the note's transaction (the renoted notification). */
-  also?: (tx: Prisma.TransactionClient) => Promise<void>;
+  /** Notifications the note causes besides its mentions (the renoted one). */
+  notices?: NotificationInput[];
 }
 
-/** Writes a note with its attachments, counter and notifications in one transaction. */
+/**
+ * Writes a note with its attachments, notifications, search outbox entry and the author's
+ * counter, all or nothing. A note everyone may see, or one that mentions nobody, is one SQL
+ * statement; only a followers-only or direct note that mentions someone needs a transaction,
+ * for the visibility rule decides, once the note exists, which mentioned accounts hear of it.
+ */
 async function writeNote(ctx: Context, author: Account, checked: Checked, links: Links): Promise<NoteView> {
   const mentionedKeys = checked.content ? mentionedNameKeys(checked.content, ctx.config.localHost) : [];
-  const mentioned = mentionedKeys.length
-    ? await ctx.db.account.findMany({ where: { nameKey: { in: mentionedKeys } } })
-    : [];
-  return ctx.db.$transaction(writeNoteIn).catch((err) => {
-    // What the note refers to was deleted since it was read: an attached file, or the note renoted
-    // or replied to.
+  const mentioned = (
+    mentionedKeys.length ? await ctx.db.account.findMany({ where: { nameKey: { in: mentionedKeys } } }) : []
+  ).filter((a) => a.id !== author.id);
+  const row = {
+    id: ctx.ids.next(),
+    authorId: author.id,
+    content: checked.content,
+    cwComment: checked.cwComment,
+    visibility: checked.visibility,
+    sendToId: checked.sendTo?.id ?? null,
+    renoteId: links.renoteId ?? null,
+    replyToId: links.replyToId ?? null,
+  };
+  const mention = (account: Account): NotificationInput => ({
+    recipientId: account.id,
+    actorId: author.id,
+    type: "mentioned",
+    noteId: row.id,
+  });
+  const open = visibleToEveryone(row.visibility);
+  const notices = [...(links.notices ?? []), ...(open ? mentioned.map(mention) : [])];
+  let createdAt: Date;
+  try {
+    if (open || mentioned.length === 0) {
+      createdAt = await insertNote(ctx, ctx.db, row, checked.files, notices);
+    } else {
+      createdAt = await ctx.db.$transaction(async (tx) => {
+        const at = await insertNote(ctx, tx, row, checked.files, notices);
+        for (const account of mentioned) {
+          // Only those who may see the note hear of it.
+          if (await tx.note.count({ where: { id: row.id, ...visibleTo(account) } })) {
+            await notify(ctx, tx, mention(account));
+          }
+        }
+        return at;
+      });
+    }
+  } catch (err) {
+    // What the note refers to was deleted since it was read: an attached file, or the note
+    // renoted or replied to.
     const gone = foreignKeyViolation(err);
     if (gone) throw new DomainError(gone.constraint.includes("file") ? "ATTACHMENT_NOT_FOUND" : "NOTE_NOT_FOUND");
     throw err;
-  });
-
-  async function writeNoteIn(tx: Prisma.TransactionClient): Promise<NoteView> {
-    const created = await tx.note.create({
-      data: {
-        id: ctx.ids.next(),
-        authorId: author.id,
-        content: checked.content,
-        cwComment: checked.cwComment,
-        visibility: checked.visibility,
-        sendToId: checked.sendTo?.id,
-        renoteId: links.renoteId,
-        replyToId: links.replyToId,
-        attachments: { create: checked.files.map((file, position) => ({ fileId: file.id, position })) },
-      },
-    });
-    // Its author and files are known and it has no reactions yet: no need to read it back.
-    const note: NoteView = {
-      ...created,
-      author,
-      reactions: [],
-      attachments: checked.files.map((file, position) => ({ noteId: created.id, fileId: file.id, position, file })),
-    };
-    for (const account of mentioned) {
-      // Only those who may see the note hear of it.
-      const seen =
-        visibleToEveryone(note.visibility) ||
-        (await tx.note.count({ where: { id: note.id, ...visibleTo(account) } })) > 0;
-      if (seen)
-        await notify(ctx, tx, { recipientId: account.id, actorId: author.id, type: "mentioned", noteId: note.id });
-    }
-    await links.also?.(tx);
-    await recordSearchChange(ctx, tx, "upsert", [note.id]);
-    // Last, so the author's row is locked only until the commit that follows: concurrent notes
-    // by one author queue on it for a moment, not for the whole transaction.
-    await tx.account.update({ where: { id: author.id }, data: { notesCount: { increment: 1 } } });
-    return note;
   }
+  // Its author and files are known and it has no reactions yet: no need to read it back.
+  return {
+    ...row,
+    createdAt,
+    author,
+    reactions: [],
+    attachments: checked.files.map((file, position) => ({ noteId: row.id, fileId: file.id, position, file })),
+  };
+}
+
+/**
+ * The note's rows in one statement (one round trip, atomic on its own): the note, its
+ * attachments in order, `notices` (never to the author), the search outbox entry when
+ * Meilisearch is on, and the author's counter. Answers the note's creation time.
+ */
+async function insertNote(
+  ctx: Context,
+  db: Pick<Prisma.TransactionClient, "$queryRaw">,
+  row: Omit<Note, "createdAt">,
+  files: DriveFile[],
+  notices: NotificationInput[],
+): Promise<Date> {
+  const sent = notices.filter((n) => n.recipientId !== n.actorId);
+  const [note] = await db.$queryRaw<{ created_at: Date }[]>`
+    WITH note AS (
+      INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id)
+      VALUES (${row.id}, ${row.authorId}, ${row.content}, ${row.cwComment}, ${row.visibility}::"Visibility",
+        ${row.sendToId}, ${row.renoteId}, ${row.replyToId})
+      RETURNING created_at
+    ), attached AS (
+      INSERT INTO note_attachments (note_id, position, file_id)
+      SELECT ${row.id}, (f.position - 1)::int, f.id
+      FROM unnest(${files.map((f) => f.id)}::bigint[]) WITH ORDINALITY AS f(id, position)
+    ), notified AS (
+      INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
+      SELECT n.id, n.recipient_id, n.type::"NotificationType", n.actor_id, n.note_id, n.content
+      FROM unnest(${sent.map(() => ctx.ids.next())}::bigint[], ${sent.map((n) => n.recipientId)}::bigint[],
+        ${sent.map((n) => n.type)}::text[], ${sent.map((n) => n.actorId)}::bigint[],
+        ${sent.map((n) => n.noteId ?? null)}::bigint[], ${sent.map((n) => n.content ?? null)}::text[])
+        AS n(id, recipient_id, type, actor_id, note_id, content)
+    ), indexed AS (
+      INSERT INTO search_outbox (op, target_id) SELECT 'upsert', ${row.id} WHERE ${ctx.config.meili !== undefined}
+    ), counted AS (
+      UPDATE accounts SET notes_count = notes_count + 1 WHERE id = ${row.authorId}
+    )
+    SELECT created_at FROM note`;
+  return note.created_at;
 }
 
 export async function createNote(ctx: Context, input: NoteInput): Promise<NoteView> {
@@ -166,14 +215,15 @@ export async function renote(ctx: Context, noteId: string, input: NoteInput): Pr
   const checked = await checkNoteInput(ctx, author, input, { tooLong: "TOO_MANY_CHAR_LENGTH", allowEmpty: true });
   return writeNote(ctx, author, checked, {
     renoteId: original.id,
-    also: (tx) =>
-      notify(ctx, tx, {
+    notices: [
+      {
         recipientId: original.authorId,
         actorId: author.id,
         type: "renoted",
         noteId: original.id,
         content: original.cwComment ? "" : original.content,
-      }),
+      },
+    ],
   });
 }
 
