@@ -5,10 +5,10 @@
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "./support/net.ts";
 import { start } from "./support/process.ts";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-chaos-"));
@@ -22,12 +22,7 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-const port = await new Promise<number>((resolve) => {
-  const probe = net.createServer().listen(0, "127.0.0.1", () => {
-    const { port } = probe.address() as net.AddressInfo;
-    probe.close(() => resolve(port));
-  });
-});
+const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 
 async function startServer(): Promise<ChildProcess> {

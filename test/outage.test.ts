@@ -4,7 +4,6 @@
 // acknowledged with 201 is there. The server runs on a PostgreSQL of this file's own, which the
 // test stops and starts.
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +11,7 @@ import { ensureDatabase } from "../src/db/database.ts";
 import { EmbeddedPostgres } from "../src/db/embedded-postgres.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
+import { freePort } from "./support/net.ts";
 import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-outage-"));
@@ -22,12 +22,7 @@ let alice: TestAccount;
 
 beforeAll(async () => {
   // A fixed port, so the restarted cluster is where the server's pool looks for it.
-  const port = await new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+  const port = await freePort();
   cluster = new EmbeddedPostgres({ dataDir: path.join(dir, "pg"), port });
   await cluster.start();
   await ensureDatabase(cluster.url(), "murmur");

@@ -3,10 +3,10 @@
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "./support/net.ts";
 import { run, start } from "./support/process.ts";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-start-"));
@@ -14,15 +14,6 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-start-"));
 // unreachable DATA_DIR moves it to /var/tmp; see src/db/embedded-postgres.ts).
 fs.chmodSync(dataDir, 0o755);
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function startServer(port: number): Promise<{ child: ChildProcess; ms: number }> {
   const began = Date.now();

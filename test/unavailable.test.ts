@@ -1,6 +1,5 @@
 // With the database out of reach, the server still answers: /healthz 200, /readyz 503, and
 // every operation 503 SERVICE_UNAVAILABLE with Retry-After, never a 500 or a hang (CONTRACT 2).
-import net from "node:net";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.ts";
@@ -8,18 +7,14 @@ import type { Services } from "../src/domain/context.ts";
 import { createLogger } from "../src/log.ts";
 import { buildServer } from "../src/server.ts";
 import { closeServices, createServices } from "../src/services.ts";
+import { freePort } from "./support/net.ts";
 
 let app: FastifyInstance;
 let services: Services;
 
 beforeAll(async () => {
   // A port nothing listens on: connections are refused at once.
-  const port = await new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+  const port = await freePort();
   const config = loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "silent" });
   services = await createServices(config, `postgresql://nobody:x@127.0.0.1:${port}/none`, createLogger("silent"));
   app = await buildServer(services);

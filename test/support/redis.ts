@@ -3,7 +3,7 @@
 // none, and those tests say they are skipped.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import net from "node:net";
+import { freePort } from "./net.ts";
 
 export interface TestRedis {
   url: string;
@@ -15,12 +15,7 @@ export const redisAvailable = Boolean(process.env.REDIS_URL) || spawnSync("redis
 export async function startRedis(): Promise<TestRedis> {
   const given = process.env.REDIS_URL;
   if (given) return { url: given, stop: async () => {} };
-  const port = await new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+  const port = await freePort();
   const child: ChildProcess = spawn(
     "redis-server",
     ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
