@@ -11,6 +11,7 @@ import type { Services } from "./domain/context.ts";
 import { MAX_FILE_SIZE } from "./domain/drive/service.ts";
 import { authenticate } from "./domain/sessions/caller.ts";
 import { schema } from "./graphql/index.ts";
+import { type ReceivedOperation, receiveUploads } from "./graphql/received-uploads.ts";
 import { answerFor, sendError } from "./rest/errors.ts";
 import { beginIdempotent, type Idempotency } from "./rest/idempotency.ts";
 import { MethodIndex, mountRoutes, replay } from "./rest/mount.ts";
@@ -165,25 +166,42 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
             return reply.code(400).send({ error: "INVALID_REQUEST" });
           }
         }
-        // Idempotency-Key on a GraphQL request: its JSON body is the fingerprint (uploads apart).
+        // Idempotency-Key on a GraphQL request: its JSON body is the fingerprint; an upload's
+        // files are received first, so their SHA-256 stands in it (an account's uploads only:
+        // nobody else may make the server read 100 MB).
         let idempotent: Idempotency | undefined;
-        if (request.method === "POST" && request.headers["idempotency-key"] !== undefined && !multipart) {
+        let uploads: ReceivedOperation | undefined;
+        if (request.method === "POST" && request.headers["idempotency-key"] !== undefined) {
           try {
             const caller = await authenticate(services, request.headers.authorization, request.ip);
-            idempotent = await beginIdempotent(services, caller, request);
+            if (!multipart || caller.account) {
+              uploads = multipart ? await receiveUploads(services, request.body) : undefined;
+              if (uploads) request.body = uploads.body;
+              idempotent = await beginIdempotent(services, caller, request, uploads?.fingerprint ?? request.body);
+            }
           } catch (err) {
+            await uploads?.discard();
             return sendError(request, reply, err);
           }
-          if (idempotent && "replay" in idempotent) return replay(reply, idempotent.replay);
+          if (idempotent && "replay" in idempotent) {
+            await uploads?.discard();
+            return replay(reply, idempotent.replay);
+          }
         }
-        const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+        let response: Response;
+        let body: Buffer;
+        try {
+          response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+          // Whole, not streamed: one write with a Content-Length rather than a chunked stream
+          // (no @defer or subscriptions are served).
+          body = Buffer.from(await response.arrayBuffer());
+        } finally {
+          await uploads?.discard();
+        }
         const headers: Record<string, string> = {};
         response.headers.forEach((value, key) => {
           if (key !== "content-length") headers[key] = value;
         });
-        // Whole, not streamed: one write with a Content-Length rather than a chunked stream
-        // (no @defer or subscriptions are served).
-        const body = Buffer.from(await response.arrayBuffer());
         if (idempotent && "record" in idempotent) {
           if (response.status >= 500) await idempotent.abandon();
           else await idempotent.record({ status: response.status, headers, body: body.toString() });

@@ -1,5 +1,6 @@
 // Drive through GraphQL: uploads as GraphQL multipart requests (streamed like REST uploads),
 // and the drive queries and mutations, calling the same services as REST.
+import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { image, wav } from "./support/media.ts";
@@ -25,7 +26,13 @@ const UPLOAD = `mutation ($file: Upload!, $name: String, $nsfw: Boolean) {
   }
 }`;
 
-async function upload(bytes: Buffer, filename: string, variables: Record<string, unknown>, token?: string) {
+async function upload(
+  bytes: Buffer,
+  filename: string,
+  variables: Record<string, unknown>,
+  token?: string,
+  extraHeaders: Record<string, string> = {},
+) {
   const form = new FormData();
   form.set("operations", JSON.stringify({ query: UPLOAD, variables: { file: null, ...variables } }));
   form.set("map", JSON.stringify({ 0: ["variables.file"] }));
@@ -37,10 +44,11 @@ async function upload(bytes: Buffer, filename: string, variables: Record<string,
     headers: {
       "content-type": encoded.headers.get("content-type") ?? "",
       ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...extraHeaders,
     },
     payload: Buffer.from(await encoded.arrayBuffer()),
   });
-  return { status: answer.statusCode, body: answer.json() };
+  return { status: answer.statusCode, body: answer.json(), headers: answer.headers };
 }
 
 async function gql(query: string, variables: Record<string, unknown>, token?: string) {
@@ -48,6 +56,28 @@ async function gql(query: string, variables: Record<string, unknown>, token?: st
   expect(answer.status).toBe(200);
   return answer.body.data;
 }
+
+describe("uploadFile with an Idempotency-Key", () => {
+  it("stores a replayed upload once and answers the first result; other bytes under the key are 409", async () => {
+    const files = () => server.services.db.driveFile.count({ where: { ownerId: BigInt(alice.id) } });
+    const key = { "idempotency-key": "gql-upload-1" };
+    const png = await image("png", 20, 20);
+    const before = await files();
+    const first = await upload(png, "once.png", {}, alice.token, key);
+    const again = await upload(png, "once.png", {}, alice.token, key);
+    expect(first.body.data.uploadFile.__typename).toBe("MutationUploadFileSuccess");
+    expect(again.body).toEqual(first.body);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(await files()).toBe(before + 1);
+    const other = await upload(await image("png", 21, 20), "once.png", {}, alice.token, key);
+    expect({ status: other.status, body: other.body }).toEqual({
+      status: 409,
+      body: { error: "IDEMPOTENCY_KEY_REUSED" },
+    });
+    expect(await files()).toBe(before + 1);
+    expect(fs.readdirSync(server.services.storage.scratchDir)).toEqual([]);
+  });
+});
 
 describe("uploadFile", () => {
   it("stores an image with its sniffed type, blurhash and thumbnail, like POST /drive", async () => {

@@ -3,7 +3,7 @@
 // it back without acting twice; the same key with another method, path or body is 409
 // IDEMPOTENCY_KEY_REUSED. A replay that arrives while the first request runs waits for it.
 // An upload is fingerprinted by its fields and the SHA-256 of its file, taken as it streams;
-// GraphQL requests by their JSON body.
+// GraphQL requests by their JSON body, their uploads by the files' SHA-256.
 import { createHash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Caller, Services } from "../domain/context.ts";
