@@ -195,6 +195,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
           // Whole, not streamed: one write with a Content-Length rather than a chunked stream
           // (no @defer or subscriptions are served).
           body = Buffer.from(await response.arrayBuffer());
+        } catch (err) {
+          if (idempotent && "record" in idempotent) await idempotent.abandon();
+          throw err;
         } finally {
           await uploads?.discard();
         }
