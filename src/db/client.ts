@@ -18,7 +18,7 @@ export function createDb(databaseUrl: string, poolSize = 20): Db {
     // Named statements: each connection parses and plans a statement once, then only binds
     // and executes it (PostgreSQL keeps the plan, or a generic one when that is as good). Not
     // for LIKE: whether the trigram index pays depends on the pattern, so those are planned
-    // for their values each time (a generic plan made keyword search 2.6 times slower).
+    // for their values each time.
     { statementNameGenerator: (query) => (LIKE.test(query.sql) ? unnamed : statementName(query.sql)) },
   );
   // A burst of writes queues for a pooled connection rather than failing after Prisma's default
