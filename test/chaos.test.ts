@@ -8,6 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { wavHeader } from "./support/media.ts";
 import { freePort } from "./support/net.ts";
 import { start } from "./support/process.ts";
 
@@ -127,36 +128,61 @@ describe("SIGTERM under load", () => {
     if (!child || child.exitCode !== null) child = await startServer();
     const token = await login();
     const size = 20 * 1024 * 1024;
-    // Uploads take long enough to be in flight when the signal arrives.
-    const upload = async (n: number) => {
-      const form = new FormData();
-      form.set("name", `inflight-${n}.wav`);
-      const header = Buffer.alloc(44);
-      header.write("RIFF", 0, "ascii");
-      header.writeUInt32LE(size - 8, 4);
-      header.write("WAVEfmt ", 8, "ascii");
-      header.writeUInt32LE(16, 16);
-      header.writeUInt16LE(1, 20);
-      header.writeUInt16LE(1, 22);
-      header.writeUInt32LE(8000, 24);
-      header.writeUInt32LE(16000, 28);
-      header.writeUInt16LE(2, 32);
-      header.writeUInt16LE(16, 34);
-      header.write("data", 36, "ascii");
-      header.writeUInt32LE(size - 44, 40);
-      form.set("file", new Blob([header, new Uint8Array(size - 44)]), `inflight-${n}.wav`);
-      const response = await fetch(`${base}/drive`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}` },
-        body: form,
+    const chunk = 1024 * 1024;
+    // Each upload sends its first megabytes, then holds the rest until the signal is sent: all
+    // eight are surely in flight when it arrives, whatever the machine's speed.
+    let release = () => {};
+    const signalled = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const upload = (n: number) => {
+      const boundary = `murmur-chaos-${n}`;
+      const head = Buffer.concat([
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\ninflight-${n}.wav\r\n` +
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="inflight-${n}.wav"\r\n` +
+            "Content-Type: application/octet-stream\r\n\r\n",
+        ),
+        wavHeader(size - 44),
+      ]);
+      let sent = 0;
+      let started = () => {};
+      const inFlight = new Promise<void>((resolve) => {
+        started = resolve;
       });
-      return response.status;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (sent === 0) {
+            controller.enqueue(head);
+          } else if (sent >= size) {
+            controller.enqueue(Buffer.from(`\r\n--${boundary}--\r\n`));
+            controller.close();
+            return;
+          } else {
+            // Asked for more: the first part has gone out on an accepted connection.
+            started();
+            await signalled;
+            controller.enqueue(new Uint8Array(Math.min(chunk, size - sent)));
+          }
+          sent += sent === 0 ? 44 : Math.min(chunk, size - sent);
+        },
+      });
+      const status = fetch(`${base}/drive`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": `multipart/form-data; boundary=${boundary}` },
+        body,
+        duplex: "half",
+      } as RequestInit).then((response) => response.status);
+      return { inFlight, status };
     };
     const uploads = Array.from({ length: 8 }, (_, n) => upload(n));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await Promise.all(uploads.map((u) => u.inFlight));
+    await new Promise((resolve) => setTimeout(resolve, 200)); // and read by the server
     const exited = once(child, "exit"); // listening before the signal: the exit may come soon
     child.kill("SIGTERM");
-    const statuses = await Promise.all(uploads);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    const statuses = await Promise.all(uploads.map((u) => u.status));
     const [code] = (await exited) as [number | null];
     expect(statuses).toEqual(Array(8).fill(200));
     expect(code).toBe(0);
