@@ -206,8 +206,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
           if (key !== "content-length") headers[key] = value;
         });
         if (idempotent && "record" in idempotent) {
-          if (response.status >= 500) await idempotent.abandon();
-          else await idempotent.record({ status: response.status, headers, body: body.toString() });
+          await idempotent.record({ status: response.status, headers, body: body.toString() });
         }
         return reply.status(response.status).headers(headers).send(body);
       },

@@ -23,7 +23,12 @@ export interface StoredAnswer {
 
 export type Idempotency =
   | { replay: StoredAnswer }
-  | { record(answer: StoredAnswer): Promise<void>; abandon(): Promise<void> };
+  | {
+      /** Keeps the answer for replays; a server error (5xx) is not kept, so it may be retried. */
+      record(answer: StoredAnswer): Promise<void>;
+      /** Releases the key without an answer. */
+      abandon(): Promise<void>;
+    };
 
 const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -55,8 +60,12 @@ export async function beginIdempotent(
       skipDuplicates: true,
     });
     if (claimed.count === 1) {
+      const abandon = async () => {
+        await services.db.idempotencyRecord.deleteMany({ where: { owner, key, status: null } });
+      };
       return {
         record: async (answer) => {
+          if (answer.status >= 500) return abandon();
           await services.db.idempotencyRecord.update({
             where,
             data: {
@@ -66,10 +75,7 @@ export async function beginIdempotent(
             },
           });
         },
-        // A server error is not kept: the request may be tried again.
-        abandon: async () => {
-          await services.db.idempotencyRecord.deleteMany({ where: { owner, key, status: null } });
-        },
+        abandon,
       };
     }
     const first = await services.db.idempotencyRecord.findUnique({ where });

@@ -102,12 +102,9 @@ function handlerOf(services: Services, r: Route) {
       await upload?.discard();
       if (idempotent && "record" in idempotent) {
         const failure = answerFor(err, r.overrides);
-        if (failure.status >= 500) await idempotent.abandon().catch(() => {});
-        else {
-          await idempotent
-            .record({ status: failure.status, headers: failure.headers, body: JSON.stringify({ error: failure.code }) })
-            .catch(() => {});
-        }
+        await idempotent
+          .record({ status: failure.status, headers: failure.headers, body: JSON.stringify({ error: failure.code }) })
+          .catch(() => {});
       }
       return sendError(request, reply, err, r.overrides);
     }
