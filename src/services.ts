@@ -6,15 +6,21 @@ import type { Config } from "./config.ts";
 import { createDb } from "./db/client.ts";
 import { SnowflakeGenerator } from "./db/snowflake.ts";
 import type { Services } from "./domain/context.ts";
+import { CallerCache } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
 import { createMeilisearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
 
 export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
+  // Writes made here are forgotten at once; the database announces them, and others', a moment later.
+  const db = createDb(databaseUrl, (id) => callers.forget(id));
+  const callers = new CallerCache(databaseUrl, (id) => db.account.findUnique({ where: { id } }), log);
+  callers.listen();
   return {
     config,
-    db: createDb(databaseUrl),
+    db,
+    callers,
     ids: new SnowflakeGenerator(config.workerId),
     tokens: await TokenIssuer.create(config.tokenSigningKey),
     mailer: createMailer({
@@ -32,5 +38,6 @@ export async function createServices(config: Config, databaseUrl: string, log: L
 
 export async function closeServices(services: Services): Promise<void> {
   services.mailer.close();
+  await services.callers.close();
   await services.db.$disconnect();
 }

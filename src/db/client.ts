@@ -7,7 +7,11 @@ import { PrismaClient } from "../generated/prisma/client.ts";
 export type Db = PrismaClient;
 export { Prisma } from "../generated/prisma/client.ts";
 
-export function createDb(databaseUrl: string, poolSize = 20): Db {
+/**
+ * `accountsWritten` hears of every account row this client updates or deletes (`undefined`:
+ * maybe several), as soon as the statement has run.
+ */
+export function createDb(databaseUrl: string, accountsWritten: (id?: bigint) => void, poolSize = 20): Db {
   const adapter = new PrismaPg(
     {
       connectionString: databaseUrl,
@@ -23,7 +27,30 @@ export function createDb(databaseUrl: string, poolSize = 20): Db {
   );
   // A burst of writes queues for a pooled connection rather than failing after Prisma's default
   // 2 s; past 10 s the request is answered 503 (src/rest/errors.ts).
-  return retryingTransactions(new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 10_000 } }));
+  const db = new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 10_000 } });
+  return retryingTransactions(announcingAccountWrites(db, accountsWritten));
+}
+
+const ACCOUNT_WRITES = new Set(["update", "upsert", "delete", "updateMany", "updateManyAndReturn", "deleteMany"]);
+
+/** `db`, telling `written` of each account write through it, in transactions too. */
+function announcingAccountWrites(db: PrismaClient, written: (id?: bigint) => void): PrismaClient {
+  const extended = db.$extends({
+    query: {
+      account: {
+        async $allOperations({ operation, args, query }) {
+          const result = await query(args);
+          if (ACCOUNT_WRITES.has(operation)) {
+            const where = (args as { where?: { id?: unknown } }).where;
+            written(typeof where?.id === "bigint" ? where.id : undefined);
+          }
+          return result;
+        },
+      },
+    },
+  });
+  // A query extension leaves the client's shape as it was.
+  return extended as unknown as PrismaClient;
 }
 
 const LIKE = /\bI?LIKE\b/;

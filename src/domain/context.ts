@@ -4,11 +4,11 @@ import type { CaptchaVerifier } from "../captcha.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
-import type { Account } from "../generated/prisma/client.ts";
 import type { Mailer } from "../mail/mailer.ts";
 import type { SearchIndex } from "../search/meilisearch.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { DomainError } from "./errors.ts";
+import type { CallerAccount, CallerCache } from "./sessions/caller-cache.ts";
 import type { TokenIssuer } from "./sessions/tokens.ts";
 
 export interface Services {
@@ -16,6 +16,8 @@ export interface Services {
   db: Db;
   ids: SnowflakeGenerator;
   tokens: TokenIssuer;
+  /** Recent callers' accounts, kept while PostgreSQL reports every change to them. */
+  callers: CallerCache;
   mailer: Mailer;
   captcha: CaptchaVerifier;
   storage: Storage;
@@ -26,7 +28,7 @@ export interface Services {
 
 /** Who is calling: an account, nobody, or credentials that did not check out. */
 export interface Caller {
-  account?: Account;
+  account?: CallerAccount;
   /** Set when credentials were sent but are unusable; thrown by whatever reads the caller. */
   error?: DomainError;
   ip?: string;

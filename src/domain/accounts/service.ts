@@ -123,9 +123,11 @@ export async function findAccount(services: Services, segment: string): Promise<
   return account;
 }
 
-/** The caller's own account. */
-export function getViewer(ctx: Context): Account {
-  return requireAccount(ctx);
+/** The caller's own account, read afresh: authentication's copy leaves out its counters. */
+export async function getViewer(ctx: Context): Promise<Account> {
+  const account = await ctx.db.account.findUnique({ where: { id: requireAccount(ctx).id } });
+  if (!account) throw new DomainError("ACCOUNT_NOT_FOUND");
+  return account;
 }
 
 /** An account's e-mail is shown to its owner only. */

@@ -9,6 +9,7 @@ import type { Context } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
 import { type NotificationInput, notify } from "../notifications/notify.ts";
 import { optionalAccount, requireAccount, roleRank } from "../sessions/caller.ts";
+import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
 import { mentionedNameKeys } from "./mentions.ts";
 import { visibleTo, visibleToEveryone } from "./visibility.ts";
@@ -50,7 +51,7 @@ interface Rules {
 }
 
 /** The field rules of a new note. */
-async function checkNoteInput(ctx: Context, author: Account, input: NoteInput, rules: Rules): Promise<Checked> {
+async function checkNoteInput(ctx: Context, author: CallerAccount, input: NoteInput, rules: Rules): Promise<Checked> {
   const visibility = input.visibility ?? "public";
   if (!VISIBILITIES.includes(visibility)) throw new DomainError("INVALID_VISIBILITY");
   const content = input.content ?? "";
@@ -92,7 +93,7 @@ interface Links {
  * statement; only a followers-only or direct note that mentions someone needs a transaction,
  * for the visibility rule decides, once the note exists, which mentioned accounts hear of it.
  */
-async function writeNote(ctx: Context, author: Account, checked: Checked, links: Links): Promise<NoteView> {
+async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, links: Links): Promise<NoteView> {
   const mentionedKeys = checked.content ? mentionedNameKeys(checked.content, ctx.config.localHost) : [];
   const mentioned = (
     mentionedKeys.length ? await ctx.db.account.findMany({ where: { nameKey: { in: mentionedKeys } } }) : []
@@ -115,12 +116,12 @@ async function writeNote(ctx: Context, author: Account, checked: Checked, links:
   });
   const open = visibleToEveryone(row.visibility);
   const notices = [...(links.notices ?? []), ...(open ? mentioned.map(mention) : [])];
-  let createdAt: Date;
+  let written: Written;
   try {
     if (open || mentioned.length === 0) {
-      createdAt = await insertNote(ctx, ctx.db, row, checked.files, notices);
+      written = await insertNote(ctx, ctx.db, row, checked.files, notices);
     } else {
-      createdAt = await ctx.db.$transaction(async (tx) => {
+      written = await ctx.db.$transaction(async (tx) => {
         const at = await insertNote(ctx, tx, row, checked.files, notices);
         for (const account of mentioned) {
           // Only those who may see the note hear of it.
@@ -139,19 +140,23 @@ async function writeNote(ctx: Context, author: Account, checked: Checked, links:
     throw err;
   }
   // Its author and files are known and it has no reactions yet: no need to read it back.
+  const { createdAt, ...counters } = written;
   return {
     ...row,
     createdAt,
-    author,
+    author: { ...author, ...counters },
     reactions: [],
     attachments: checked.files.map((file, position) => ({ noteId: row.id, fileId: file.id, position, file })),
   };
 }
 
+/** The note's creation time, and its author's counters as the note left them. */
+type Written = { createdAt: Date } & Pick<Account, "followersCount" | "followingCount" | "notesCount" | "updatedAt">;
+
 /**
  * The note's rows in one statement (one round trip, atomic on its own): the note, its
  * attachments in order, `notices` (never to the author), the search outbox entry when
- * Meilisearch is on, and the author's counter. Answers the note's creation time.
+ * Meilisearch is on, and the author's counter.
  */
 async function insertNote(
   ctx: Context,
@@ -159,9 +164,9 @@ async function insertNote(
   row: Omit<Note, "createdAt">,
   files: DriveFile[],
   notices: NotificationInput[],
-): Promise<Date> {
+): Promise<Written> {
   const sent = notices.filter((n) => n.recipientId !== n.actorId);
-  const [note] = await db.$queryRaw<{ created_at: Date }[]>`
+  const [written] = await db.$queryRaw<Written[]>`
     WITH note AS (
       INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id)
       VALUES (${row.id}, ${row.authorId}, ${row.content}, ${row.cwComment}, ${row.visibility}::"Visibility",
@@ -182,9 +187,13 @@ async function insertNote(
       INSERT INTO search_outbox (op, target_id) SELECT 'upsert', ${row.id} WHERE ${ctx.config.meili !== undefined}
     ), counted AS (
       UPDATE accounts SET notes_count = notes_count + 1 WHERE id = ${row.authorId}
+      RETURNING followers_count, following_count, notes_count, updated_at
     )
-    SELECT created_at FROM note`;
-  return note.created_at;
+    SELECT note.created_at AS "createdAt", counted.followers_count AS "followersCount",
+      counted.following_count AS "followingCount", counted.notes_count AS "notesCount",
+      counted.updated_at AS "updatedAt"
+    FROM note, counted`;
+  return written;
 }
 
 export async function createNote(ctx: Context, input: NoteInput): Promise<NoteView> {

@@ -12,7 +12,7 @@ export function visibleToEveryone(visibility: Visibility): boolean {
   return OPEN.includes(visibility);
 }
 
-export function visibleTo(viewer: Account | undefined): Prisma.NoteWhereInput {
+export function visibleTo(viewer: Pick<Account, "id" | "role"> | undefined): Prisma.NoteWhereInput {
   const audience: Prisma.NoteWhereInput[] = [{ visibility: { in: OPEN } }];
   if (viewer) {
     audience.push(

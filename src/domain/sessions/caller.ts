@@ -3,6 +3,7 @@
 import type { Account } from "../../generated/prisma/client.ts";
 import type { Caller, Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import type { CallerAccount } from "./caller-cache.ts";
 
 export async function authenticate(services: Services, header: string | undefined, ip?: string): Promise<Caller> {
   if (header === undefined || header.trim() === "") return { ip };
@@ -10,7 +11,7 @@ export async function authenticate(services: Services, header: string | undefine
     const match = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i.exec(header);
     if (!match) throw new DomainError("INVALID_TOKEN", { credentials: true });
     const claims = await services.tokens.verify(match[1], "access", true);
-    const account = await services.db.account.findUnique({ where: { id: claims.accountId } });
+    const account = await services.callers.get(claims.accountId);
     if (!account) throw new DomainError("INVALID_TOKEN", { credentials: true });
     return { account, ip };
   } catch (err) {
@@ -20,7 +21,7 @@ export async function authenticate(services: Services, header: string | undefine
 }
 
 /** The caller's account for an operation that requires credentials. */
-export function requireAccount(ctx: Context): Account {
+export function requireAccount(ctx: Context): CallerAccount {
   const { account, error } = ctx.caller;
   if (error) throw error;
   if (!account) throw new DomainError("UNAUTHORIZED", { credentials: true });
@@ -29,7 +30,7 @@ export function requireAccount(ctx: Context): Account {
 }
 
 /** The caller's account, if any, for a public operation (credentials widen what it shows). */
-export function optionalAccount(ctx: Context): Account | undefined {
+export function optionalAccount(ctx: Context): CallerAccount | undefined {
   const { account, error } = ctx.caller;
   if (error) throw error;
   return account;
@@ -42,7 +43,7 @@ export function roleRank(account: Pick<Account, "role">): number {
 }
 
 /** The caller, who must be a moderator or higher. */
-export function requireModerator(ctx: Context): Account {
+export function requireModerator(ctx: Context): CallerAccount {
   const account = requireAccount(ctx);
   if (roleRank(account) < RANK.moderator) throw new DomainError("NO_PERMISSION");
   return account;

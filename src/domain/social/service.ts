@@ -7,6 +7,7 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { notify } from "../notifications/notify.ts";
 import { requireAccount } from "../sessions/caller.ts";
+import type { CallerAccount } from "../sessions/caller-cache.ts";
 
 type Tx = Prisma.TransactionClient;
 
@@ -39,7 +40,7 @@ async function removeFollow(tx: Tx, followerId: bigint, followeeId: bigint): Pro
   return true;
 }
 
-async function target(ctx: Context, nameOrId: string): Promise<{ caller: Account; other: Account }> {
+async function target(ctx: Context, nameOrId: string): Promise<{ caller: CallerAccount; other: Account }> {
   const caller = requireAccount(ctx);
   const other = await findAccount(ctx, nameOrId);
   if (other.id === caller.id) throw new DomainError("INVALID_REQUEST");

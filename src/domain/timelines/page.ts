@@ -1,11 +1,11 @@
 // One page of notes for any timeline: the scope, the one visibility rule, the filters and
 // paging by id, newest first, in a fixed number of queries.
 import type { Prisma } from "../../db/client.ts";
-import type { Account } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
 import { visibleTo } from "../notes/visibility.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
+import type { CallerAccount } from "../sessions/caller-cache.ts";
 
 export const PAGE = 20;
 
@@ -21,7 +21,7 @@ export interface TimelineQuery {
 
 export async function notePage(
   ctx: Context,
-  viewer: Account | undefined,
+  viewer: CallerAccount | undefined,
   scope: Prisma.NoteWhereInput,
   query: TimelineQuery,
 ): Promise<NoteView[]> {

@@ -8,6 +8,7 @@ import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
 import { parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount, roleRank } from "../sessions/caller.ts";
+import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
 import { notePage, PAGE, type TimelineQuery } from "./page.ts";
 
@@ -39,7 +40,7 @@ const DENSE_FOLLOWING = 200;
  */
 async function denseHomeIds(
   ctx: Context,
-  me: Account,
+  me: CallerAccount,
   before: bigint | undefined,
   query: TimelineQuery,
 ): Promise<bigint[]> {
