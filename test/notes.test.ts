@@ -580,6 +580,21 @@ describe("mentions", () => {
     expect(await mentionsOf(fol, created.id)).toHaveLength(1);
   });
 
+  it("tells each of several named accounts once, beside a renote's notice, each notification its own id", async () => {
+    const original = await note(sam, { content: "quote me" });
+    const answer = await renote(alice, original.id, {
+      content: "@bob and @fol and @bob again, @sam, me @alice, @nobody_here",
+    });
+    expect(answer.status).toBe(200);
+    const quote = answer.body.id;
+    const [toBob, toFol, toSam] = await Promise.all([bob, fol, sam].map((who) => mentionsOf(who, quote)));
+    expect([toBob.length, toFol.length, toSam.length]).toEqual([1, 1, 1]);
+    expect(await mentionsOf(alice, quote)).toEqual([]);
+    const renoted = (await notificationsOf(sam)).filter((n) => n.type === "renoted" && n.noteId === original.id);
+    expect(renoted).toHaveLength(1);
+    expect(new Set([toBob[0].id, toFol[0].id, toSam[0].id, renoted[0].id]).size).toBe(4);
+  });
+
   it("sends nothing for mentioning oneself", async () => {
     const created = await note(alice, { content: "note to self @alice" });
     expect(await mentionsOf(alice, created.id)).toEqual([]);

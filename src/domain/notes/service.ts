@@ -90,14 +90,12 @@ interface Links {
 /**
  * Writes a note with its attachments, notifications, search outbox entry and the author's
  * counter, all or nothing. A note everyone may see, or one that mentions nobody, is one SQL
- * statement; only a followers-only or direct note that mentions someone needs a transaction,
- * for the visibility rule decides, once the note exists, which mentioned accounts hear of it.
+ * statement, which also finds the mentioned accounts; only a followers-only or direct note
+ * that mentions someone needs a transaction, for the visibility rule decides, once the note
+ * exists, which mentioned accounts hear of it.
  */
 async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, links: Links): Promise<NoteView> {
   const mentionedKeys = checked.content ? mentionedNameKeys(checked.content, ctx.config.localHost) : [];
-  const mentioned = (
-    mentionedKeys.length ? await ctx.db.account.findMany({ where: { nameKey: { in: mentionedKeys } } }) : []
-  ).filter((a) => a.id !== author.id);
   const row = {
     id: ctx.ids.next(),
     authorId: author.id,
@@ -114,15 +112,15 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
     type: "mentioned",
     noteId: row.id,
   });
-  const open = visibleToEveryone(row.visibility);
-  const notices = [...(links.notices ?? []), ...(open ? mentioned.map(mention) : [])];
+  const notices = links.notices ?? [];
   let written: Written;
   try {
-    if (open || mentioned.length === 0) {
-      written = await insertNote(ctx, ctx.db, row, checked.files, notices);
+    if (visibleToEveryone(row.visibility) || mentionedKeys.length === 0) {
+      written = await insertNote(ctx, ctx.db, row, checked.files, notices, mentionedKeys);
     } else {
+      const mentioned = await ctx.db.account.findMany({ where: { nameKey: { in: mentionedKeys } } });
       written = await ctx.db.$transaction(async (tx) => {
-        const at = await insertNote(ctx, tx, row, checked.files, notices);
+        const at = await insertNote(ctx, tx, row, checked.files, notices, []);
         for (const account of mentioned) {
           // Only those who may see the note hear of it.
           if (await tx.note.count({ where: { id: row.id, ...visibleTo(account) } })) {
@@ -155,8 +153,9 @@ type Written = { createdAt: Date } & Pick<Account, "followersCount" | "following
 
 /**
  * The note's rows in one statement (one round trip, atomic on its own): the note, its
- * attachments in order, `notices` (never to the author), the search outbox entry when
- * Meilisearch is on, and the author's counter.
+ * attachments in order, `notices` and a notice to each account named in `mentionedKeys`
+ * (never to the author), the search outbox entry when Meilisearch is on, and the author's
+ * counter.
  */
 async function insertNote(
   ctx: Context,
@@ -164,8 +163,11 @@ async function insertNote(
   row: Omit<Note, "createdAt">,
   files: DriveFile[],
   notices: NotificationInput[],
+  mentionedKeys: string[],
 ): Promise<Written> {
   const sent = notices.filter((n) => n.recipientId !== n.actorId);
+  // An id for each name, used by as many as name an account.
+  const mentionIds = mentionedKeys.map(() => ctx.ids.next());
   const [written] = await db.$queryRaw<Written[]>`
     WITH note AS (
       INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id)
@@ -176,6 +178,9 @@ async function insertNote(
       INSERT INTO note_attachments (note_id, position, file_id)
       SELECT ${row.id}, (f.position - 1)::int, f.id
       FROM unnest(${files.map((f) => f.id)}::bigint[]) WITH ORDINALITY AS f(id, position)
+    ), mentioned AS (
+      SELECT a.id, row_number() OVER (ORDER BY a.id) AS i FROM accounts a
+      WHERE a.name_key = ANY(${mentionedKeys}::text[]) AND a.id <> ${row.authorId}
     ), notified AS (
       INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
       SELECT n.id, n.recipient_id, n.type::"NotificationType", n.actor_id, n.note_id, n.content
@@ -183,6 +188,8 @@ async function insertNote(
         ${sent.map((n) => n.type)}::text[], ${sent.map((n) => n.actorId)}::bigint[],
         ${sent.map((n) => n.noteId ?? null)}::bigint[], ${sent.map((n) => n.content ?? null)}::text[])
         AS n(id, recipient_id, type, actor_id, note_id, content)
+      UNION ALL
+      SELECT (${mentionIds}::bigint[])[m.i], m.id, 'mentioned', ${row.authorId}, ${row.id}, NULL FROM mentioned m
     ), indexed AS (
       INSERT INTO search_outbox (op, target_id) SELECT 'upsert', ${row.id} WHERE ${ctx.config.meili !== undefined}
     ), counted AS (
