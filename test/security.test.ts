@@ -12,8 +12,11 @@ import path from "node:path";
 import contentDisposition from "content-disposition";
 import { base64url, decodeJwt, exportJWK, generateKeyPair, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PUBLIC_ACCOUNT_SELECT } from "../src/domain/accounts/service.ts";
 import { ALLOWED_TYPES } from "../src/domain/drive/media.ts";
+import { findVisibleNote } from "../src/domain/notes/service.ts";
 import { parseSigningKey } from "../src/domain/sessions/tokens.ts";
+import { timeline } from "../src/domain/timelines/service.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, login, PASSPHRASE, register, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { apng, image, ogg, wav, webm } from "./support/media.ts";
@@ -595,6 +598,18 @@ describe("another account's resources by id", () => {
 
 // ---------------------------------------------------------------------------------------------
 // 7. Path traversal and odd ids under /files/ (also test/drive.test.ts "file serving")
+
+describe("what a note carries of its author", () => {
+  it("is the public view and the e-mail, never the passphrase hash, on every path that loads notes", async () => {
+    const author = await account(server, "sec_author");
+    const id = await note(author, { content: "whose hash?" });
+    const ctx = { ...server.services, caller: {} };
+    const loaded = [await findVisibleNote(ctx, id), ...(await timeline(ctx, "global", {}))];
+    for (const n of loaded) {
+      expect(Object.keys(n.author).sort()).toEqual(Object.keys(PUBLIC_ACCOUNT_SELECT).sort());
+    }
+  });
+});
 
 describe("path traversal and odd ids under /files/", () => {
   const CANARY = `canary-${randomBytes(8).toString("hex")}`;

@@ -4,7 +4,8 @@ import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import { builder, done } from "./builder.ts";
 
-export const AccountRef = builder.prismaObject("Account", {
+// Any account row, or a note's author (which carries only these columns).
+export const AccountRef = builder.objectRef<accounts.PublicAccount>("Account").implement({
   description: "An account, as its public view shows it; `email` only to its owner.",
   fields: (t) => ({
     id: t.id({ resolve: (a) => a.id.toString() }),

@@ -1,6 +1,6 @@
 // The documented snake_case shapes of notes and their parts (spec 2.4 to 2.7), written once for
 // every route that returns notes.
-import { qualifiedNameOf } from "../domain/accounts/service.ts";
+import { type PublicAccount, qualifiedNameOf } from "../domain/accounts/service.ts";
 import type { Context } from "../domain/context.ts";
 import { fileUrl } from "../domain/drive/urls.ts";
 import type { NoteView } from "../domain/notes/service.ts";
@@ -27,7 +27,7 @@ export function accountSummaryView(ctx: Context, a: Account) {
   };
 }
 
-export function authorView(ctx: Context, a: Account) {
+export function authorView(ctx: Context, a: PublicAccount) {
   return {
     id: a.id.toString(),
     name: qualifiedNameOf(ctx, a),

@@ -114,6 +114,26 @@ export async function verifyEmail(ctx: Context, nameOrId: string, token: string)
   });
 }
 
+/**
+ * The columns an account's public view shows, and the e-mail its owner sees: what a note carries
+ * of its author (never the passphrase hash, nor the keys only lookups use).
+ */
+export const PUBLIC_ACCOUNT_SELECT = {
+  id: true,
+  name: true,
+  email: true,
+  nickname: true,
+  bio: true,
+  locked: true,
+  avatarFileId: true,
+  headerFileId: true,
+  followersCount: true,
+  followingCount: true,
+  notesCount: true,
+} satisfies Prisma.AccountSelect;
+
+export type PublicAccount = Prisma.AccountGetPayload<{ select: typeof PUBLIC_ACCOUNT_SELECT }>;
+
 /** An account by path segment: an existing account's id, else a plain or qualified name. */
 export async function findAccount(services: Services, segment: string): Promise<Account> {
   const { id, nameKey } = accountSelector(segment, services.config.localHost);
@@ -131,7 +151,7 @@ export async function getViewer(ctx: Context): Promise<Account> {
 }
 
 /** An account's e-mail is shown to its owner only. */
-export function visibleEmail(ctx: Context, account: Account): string | null {
+export function visibleEmail(ctx: Context, account: Pick<Account, "id" | "email">): string | null {
   return ctx.caller.account?.id === account.id ? account.email : null;
 }
 

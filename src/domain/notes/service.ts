@@ -4,7 +4,7 @@ import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
 import { recordSearchChange } from "../../search/outbox.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
-import { findAccount } from "../accounts/service.ts";
+import { findAccount, PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
 import { type NotificationInput, notify } from "../notifications/notify.ts";
@@ -19,7 +19,7 @@ const VISIBILITIES: readonly string[] = ["public", "home", "followers", "direct"
 
 /** What a note shows: its author, reactions and attachments, loaded in a fixed number of queries. */
 export const NOTE_INCLUDE = {
-  author: true,
+  author: { select: PUBLIC_ACCOUNT_SELECT },
   reactions: { orderBy: { createdAt: "asc" } },
   attachments: { orderBy: { position: "asc" }, include: { file: true } },
 } satisfies Prisma.NoteInclude;
