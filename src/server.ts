@@ -1,6 +1,7 @@
 // The Fastify app: the REST route table, GraphQL (yoga) with GraphiQL, health, OpenAPI and docs.
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
+import { useGraphQlJit } from "@envelop/graphql-jit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
@@ -114,6 +115,10 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
 
   const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
     schema,
+    // Each query document is compiled to JavaScript once and kept while yoga's parse cache keeps
+    // the document: a home page of 20 notes cost ~0.6 ms more server CPU through the generic
+    // executor than its REST view; compiled, about the same.
+    plugins: [useGraphQlJit()],
     graphqlEndpoint: "/graphql",
     graphiql: { title: "Murmur GraphiQL" },
     // GraphiQL's scripts come from the package, not a CDN, so it works offline too; loaded on
