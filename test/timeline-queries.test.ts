@@ -74,4 +74,13 @@ describe("queries per timeline page", () => {
     console.table(Object.fromEntries(Object.keys(one).map((k) => [k, { "1 note": one[k], "20 notes": twenty[k] }])));
     expect(twenty).toEqual(one);
   });
+
+  it("are one statement for the home page of an account following many, REST and GraphQL", async () => {
+    // Past 200 followees the page is walked in SQL (src/domain/timelines/service.ts).
+    await server.services.db.account.update({ where: { id: BigInt(reader.id) }, data: { followingCount: 1000 } });
+    const rest = await counting.count(get("/timeline/home"));
+    const graphql = await counting.count(graphqlHome);
+    expect([rest.status, graphql.status]).toEqual([200, 200]);
+    expect({ rest: rest.queries, graphql: graphql.queries }).toEqual({ rest: 1, graphql: 1 });
+  });
 });
