@@ -1,6 +1,6 @@
 // Lists (spec 4.4, 2.9; CONTRACT 6): only the owner changes a list or sees a private one;
 // assigning is all-or-nothing, and new members of a public list are notified (`listed`).
-import { orGone, type Prisma } from "../../db/client.ts";
+import { orGone, Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findAccount } from "../accounts/service.ts";
@@ -9,7 +9,8 @@ import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
 import { notify } from "../notifications/notify.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
-import { notePage, type TimelineQuery } from "../timelines/page.ts";
+import type { CallerAccount } from "../sessions/caller-cache.ts";
+import { authorsPage, type TimelineQuery } from "../timelines/page.ts";
 
 export const MAX_TITLE = 100;
 export const MAX_TARGETS = 30;
@@ -19,6 +20,9 @@ const WITH_MEMBERS = {
 } satisfies Prisma.ListInclude;
 
 export type ListView = Prisma.ListGetPayload<{ include: typeof WITH_MEMBERS }>;
+
+/** What decides who sees a list. */
+const LIST_RULE = { id: true, ownerId: true, public: true } satisfies Prisma.ListSelect;
 
 function checkTitle(title: string): void {
   checkStorable(title);
@@ -31,6 +35,11 @@ async function visibleList(ctx: Context, listId: string): Promise<ListView> {
   const viewer = optionalAccount(ctx);
   const id = parseSnowflake(listId);
   const list = id === undefined ? null : await ctx.db.list.findUnique({ where: { id }, include: WITH_MEMBERS });
+  return seenBy(list, viewer);
+}
+
+/** `list` if the viewer may see it (public, or its own); LIST_NOTFOUND otherwise. */
+function seenBy<L extends Pick<ListView, "public" | "ownerId">>(list: L | null, viewer?: CallerAccount): L {
   if (!list || (!list.public && list.ownerId !== viewer?.id)) throw new DomainError("LIST_NOTFOUND");
   return list;
 }
@@ -133,7 +142,9 @@ export async function deleteList(ctx: Context, listId: string): Promise<void> {
 /** The members' notes the caller may see, direct ones apart, newest first. */
 export async function listNotes(ctx: Context, listId: string, query: TimelineQuery): Promise<NoteView[]> {
   const viewer = requireAccount(ctx);
-  const list = await visibleList(ctx, listId);
-  const authors = list.members.map((m) => m.accountId);
-  return notePage(ctx, viewer, { authorId: { in: authors }, visibility: { not: "direct" } }, query);
+  const id = parseSnowflake(listId);
+  const found = id === undefined ? null : await ctx.db.list.findUnique({ where: { id }, select: LIST_RULE });
+  const list = seenBy(found, viewer);
+  const members = Prisma.sql`SELECT account_id FROM list_members WHERE list_id = ${list.id}`;
+  return authorsPage(ctx, viewer, members, query);
 }

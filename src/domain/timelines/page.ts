@@ -1,11 +1,12 @@
 // One page of notes for any timeline: the scope, the one visibility rule, the filters and
 // paging by id, newest first, in a fixed number of queries.
-import type { Prisma } from "../../db/client.ts";
+import { Prisma } from "../../db/client.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
 import { visibleTo } from "../notes/visibility.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
+import { roleRank } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 
 export const PAGE = 20;
@@ -37,6 +38,68 @@ export async function notePage(
     include: NOTE_INCLUDE,
   });
   return timelinePage(before, notes);
+}
+
+/**
+ * A page of the notes by `authors` (one, or a subquery of their ids) the viewer may see, direct ones
+ * apart: a home timeline of few followees, a list, an account's notes. Each author's newest
+ * notes are read from the (author, id) index, a page at most, and the pages merged, where a walk
+ * of the notes' primary key would skip every note by someone else. It is the visibility rule
+ * (CONTRACT 5) for notes that are not direct: public and home ones to anyone, followers-only
+ * ones to the author and its followers, none of a frozen author but to moderators.
+ */
+export async function authorsPage(
+  ctx: Context,
+  viewer: CallerAccount | undefined,
+  authors: bigint | Prisma.Sql,
+  query: TimelineQuery,
+): Promise<NoteView[]> {
+  const before = parseBeforeId(query.beforeId);
+  // A scalar subquery, not EXISTS: PostgreSQL would hash all the viewer's follows for EXISTS.
+  const followersOnly = viewer
+    ? Prisma.sql`n.author_id = ${viewer.id}
+        OR (SELECT true FROM follows f WHERE f.follower_id = ${viewer.id} AND f.followee_id = n.author_id)`
+    : Prisma.sql`false`;
+  const limit = pageLimit(query);
+  const page = Prisma.sql`
+    SELECT n.* FROM accounts a
+    CROSS JOIN LATERAL (
+      SELECT n.* FROM notes n
+      WHERE n.author_id = a.id AND n.visibility <> 'direct' AND (n.visibility <> 'followers' OR ${followersOnly})
+        ${noteConditions(before, query)}
+      ORDER BY n.id DESC LIMIT ${limit}
+    ) n
+    WHERE ${typeof authors === "bigint" ? Prisma.sql`a.id = ${authors}` : Prisma.sql`a.id IN (${authors})`}
+      ${viewer && roleRank(viewer) >= 1 ? Prisma.empty : Prisma.sql`AND NOT a.frozen`}
+    ORDER BY n.id DESC LIMIT ${limit}`;
+  return timelinePage(before, await notesSelectedBy(ctx, page));
+}
+
+/**
+ * The conditions of a page of notes `n` past the cursor, with the filters asked for. What does
+ * not apply is left out of the text rather than switched off by a parameter, and pageLimit is
+ * written in: each variant is then a statement PostgreSQL plans once per connection, not on
+ * every execution (planning had cost more than running it).
+ */
+export function noteConditions(before: bigint | undefined, query: TimelineQuery): Prisma.Sql {
+  return Prisma.join(
+    [
+      before === undefined ? Prisma.empty : Prisma.sql`AND n.id < ${before}`,
+      query.hasAttachment
+        ? Prisma.sql`AND EXISTS (SELECT 1 FROM note_attachments x WHERE x.note_id = n.id)`
+        : Prisma.empty,
+      query.noNsfw
+        ? Prisma.sql`AND NOT EXISTS (
+            SELECT 1 FROM note_attachments x JOIN drive_files d ON d.id = x.file_id WHERE x.note_id = n.id AND d.nsfw)`
+        : Prisma.empty,
+    ],
+    " ",
+  );
+}
+
+/** The page size as SQL text: an integer of ours, at most PAGE + 1. */
+export function pageLimit(query: TimelineQuery): Prisma.Sql {
+  return Prisma.raw(String(Math.max(1, Math.min(Math.trunc(query.limit ?? PAGE), PAGE + 1))));
 }
 
 /**

@@ -11,7 +11,7 @@ import { parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount, roleRank } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
-import { notePage, notesSelectedBy, PAGE, type TimelineQuery } from "./page.ts";
+import { authorsPage, noteConditions, notePage, notesSelectedBy, pageLimit, type TimelineQuery } from "./page.ts";
 
 /** `home`: the caller's notes and its followees', direct ones apart. `global`: public notes. */
 export async function timeline(ctx: Context, type: string, query: TimelineQuery): Promise<NoteView[]> {
@@ -22,9 +22,8 @@ export async function timeline(ctx: Context, type: string, query: TimelineQuery)
     const before = parseBeforeId(query.beforeId);
     return timelinePage(before, await notesSelectedBy(ctx, denseHome(me, before, query)));
   }
-  const followees = await ctx.db.follow.findMany({ where: { followerId: me.id }, select: { followeeId: true } });
-  const authors = [me.id, ...followees.map((f) => f.followeeId)];
-  return notePage(ctx, me, { authorId: { in: authors }, visibility: { not: "direct" } }, query);
+  const authors = Prisma.sql`SELECT ${me.id} UNION ALL SELECT followee_id FROM follows WHERE follower_id = ${me.id}`;
+  return authorsPage(ctx, me, authors, query);
 }
 
 /** Past this many followees, the home timeline checks follows as it walks the newest notes. */
@@ -40,28 +39,14 @@ const DENSE_FOLLOWING = 200;
  * to moderators only; test/home-strategies.test.ts checks it gives notePage's answers.
  */
 function denseHome(me: CallerAccount, before: bigint | undefined, query: TimelineQuery): Prisma.Sql {
-  // What does not apply is left out of the text rather than switched off by a parameter, and
-  // the limit (an integer of ours) is written in: each variant is then a statement PostgreSQL
-  // can plan once per connection rather than on every execution.
-  const conditions = [
-    before === undefined ? Prisma.empty : Prisma.sql`AND n.id < ${before}`,
-    roleRank(me) >= 1 ? Prisma.empty : Prisma.sql`AND NOT (SELECT a.frozen FROM accounts a WHERE a.id = n.author_id)`,
-    query.hasAttachment
-      ? Prisma.sql`AND EXISTS (SELECT 1 FROM note_attachments x WHERE x.note_id = n.id)`
-      : Prisma.empty,
-    query.noNsfw
-      ? Prisma.sql`AND NOT EXISTS (
-          SELECT 1 FROM note_attachments x JOIN drive_files d ON d.id = x.file_id WHERE x.note_id = n.id AND d.nsfw)`
-      : Prisma.empty,
-  ];
-  const limit = Prisma.raw(String(Math.min(query.limit ?? PAGE, PAGE + 1)));
   return Prisma.sql`
     SELECT n.* FROM notes n
     WHERE n.visibility <> 'direct'
       AND (n.author_id = ${me.id}
         OR (SELECT true FROM follows f WHERE f.follower_id = ${me.id} AND f.followee_id = n.author_id))
-      ${Prisma.join(conditions, " ")}
-    ORDER BY n.id DESC LIMIT ${limit}`;
+      ${roleRank(me) >= 1 ? Prisma.empty : Prisma.sql`AND NOT (SELECT a.frozen FROM accounts a WHERE a.id = n.author_id)`}
+      ${noteConditions(before, query)}
+    ORDER BY n.id DESC LIMIT ${pageLimit(query)}`;
 }
 
 /** An account's notes the caller may see, direct ones apart; refused to those it blocks. */
@@ -69,7 +54,7 @@ export async function accountTimeline(ctx: Context, nameOrId: string, query: Tim
   const viewer = optionalAccount(ctx);
   const account = await findAccount(ctx, nameOrId);
   if (viewer && (await isBlocking(ctx.db, account.id, viewer.id))) throw new DomainError("YOU_ARE_BLOCKED");
-  return notePage(ctx, viewer, { authorId: account.id, visibility: { not: "direct" } }, query);
+  return authorsPage(ctx, viewer, account.id, query);
 }
 
 export interface Conversation {
