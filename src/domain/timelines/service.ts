@@ -15,7 +15,7 @@ import { authorsPage, noteConditions, notePage, notesSelectedBy, pageLimit, type
 
 /** `home`: the caller's notes and its followees', direct ones apart. `global`: public notes. */
 export async function timeline(ctx: Context, type: string, query: TimelineQuery): Promise<NoteView[]> {
-  if (type === "global") return notePage(ctx, optionalAccount(ctx), { visibility: "public" }, query);
+  if (type === "global") return globalPage(ctx, optionalAccount(ctx), query);
   if (type !== "home") throw new DomainError("INVALID_TIMELINE_TYPE");
   const me = requireAccount(ctx);
   if (me.followingCount > DENSE_FOLLOWING) {
@@ -47,6 +47,21 @@ function denseHome(me: CallerAccount, before: bigint | undefined, query: Timelin
       ${roleRank(me) >= 1 ? Prisma.empty : Prisma.sql`AND NOT (SELECT a.frozen FROM accounts a WHERE a.id = n.author_id)`}
       ${noteConditions(before, query)}
     ORDER BY n.id DESC LIMIT ${pageLimit(query)}`;
+}
+
+/**
+ * Public notes, newest first, from the (visibility, id) index: the visibility rule for public
+ * notes is only that a frozen author's are for moderators.
+ */
+async function globalPage(ctx: Context, viewer: CallerAccount | undefined, query: TimelineQuery) {
+  const before = parseBeforeId(query.beforeId);
+  const page = Prisma.sql`
+    SELECT n.* FROM notes n
+    WHERE n.visibility = 'public'
+      ${viewer && roleRank(viewer) >= 1 ? Prisma.empty : Prisma.sql`AND NOT (SELECT a.frozen FROM accounts a WHERE a.id = n.author_id)`}
+      ${noteConditions(before, query)}
+    ORDER BY n.id DESC LIMIT ${pageLimit(query)}`;
+  return timelinePage(before, await notesSelectedBy(ctx, page));
 }
 
 /** An account's notes the caller may see, direct ones apart; refused to those it blocks. */
