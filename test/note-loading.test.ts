@@ -1,8 +1,11 @@
-// Notes load the same whichever way a page is read: Prisma's include (notePage: the global
-// timeline) and the one raw statement of the other timelines (notesSelectedBy) give equal note
-// objects, field for field: author, reactions in order, files in order, every id and date.
+// Notes load the same whichever way a page is read: Prisma's include (notePage) and the one raw
+// statement of the timelines (notesSelectedBy) give equal note objects, field for field: author,
+// reactions in order, files in order, every id and date. And the visibility rule says the same
+// as a Prisma filter (visibleTo) and in SQL (audienceSql, unfrozenSql), for every kind of viewer.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../src/db/client.ts";
+import { audienceSql, unfrozenSql, visibleTo } from "../src/domain/notes/visibility.ts";
+import type { CallerAccount } from "../src/domain/sessions/caller-cache.ts";
 import { notePage, notesSelectedBy } from "../src/domain/timelines/page.ts";
 import { account, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -49,5 +52,63 @@ describe("a page of notes", () => {
     expect(included.some((n) => n.attachments.length === 2 && n.reactions.length === 2)).toBe(true);
     expect(included.some((n) => n.author.avatarFileId !== null)).toBe(true);
     expect(raw).toEqual(included);
+  });
+});
+
+describe("the visibility rule", () => {
+  it("picks the same notes as a Prisma filter and in SQL, for every kind of viewer", async () => {
+    const names = ["vr_author", "vr_follower", "vr_stranger", "vr_addressee", "vr_frozen", "vr_mod"];
+    const [author, follower, stranger, addressee, frozen] = await Promise.all(
+      names.slice(0, 5).map((name) => account(server, name)),
+    );
+    const mod = await account(server, "vr_mod", "moderator");
+    await server.request("POST", "/accounts/vr_author/follow", { token: follower.token, body: {} });
+    await server.request("POST", "/accounts/vr_frozen/follow", { token: follower.token, body: {} });
+    for (const who of [author, frozen]) {
+      for (const visibility of ["public", "home", "followers", "direct"]) {
+        await server.request("POST", "/notes", {
+          token: who.token,
+          body: {
+            content: `${who.name} ${visibility}`,
+            visibility,
+            ...(visibility === "direct" ? { send_to: addressee.id } : {}),
+          },
+        });
+      }
+    }
+    await server.request("PUT", "/accounts/vr_frozen/freeze", { token: mod.token, body: {} });
+    const db = server.services.db;
+    const authors = [BigInt(author.id), BigInt(frozen.id)];
+    const viewers: (CallerAccount | undefined)[] = [
+      undefined,
+      ...(await Promise.all(
+        [author, follower, stranger, addressee, frozen, mod].map((who) =>
+          db.account.findUniqueOrThrow({ where: { id: BigInt(who.id) } }),
+        ),
+      )),
+    ];
+    for (const viewer of viewers) {
+      const byPrisma = await db.note.findMany({
+        where: { AND: [visibleTo(viewer), { authorId: { in: authors } }] },
+        select: { id: true },
+        orderBy: { id: "asc" },
+      });
+      const bySql = await db.$queryRaw<{ id: bigint }[]>`
+        SELECT n.id FROM notes n
+        WHERE n.author_id = ANY(${authors}::bigint[]) AND ${audienceSql(viewer)} ${unfrozenSql(viewer)}
+        ORDER BY n.id`;
+      expect(
+        bySql.map((n) => n.id),
+        viewer?.name ?? "nobody",
+      ).toEqual(byPrisma.map((n) => n.id));
+    }
+    // The cases differ: nobody sees the author's public and home notes; a moderator, the frozen
+    // account's too.
+    const counts = await Promise.all(
+      [undefined, viewers[6]].map((viewer) =>
+        db.note.count({ where: { AND: [visibleTo(viewer), { authorId: { in: authors } }] } }),
+      ),
+    );
+    expect(counts).toEqual([2, 4]);
   });
 });

@@ -1,7 +1,7 @@
 // Who may see a note (CONTRACT 5): the one rule every reader of notes applies, as a filter.
 // public and home: anyone; followers: the author and accepted followers; direct: the author and
 // the addressee. A frozen author's notes are seen by moderators only.
-import type { Prisma } from "../../db/client.ts";
+import { Prisma } from "../../db/client.ts";
 import type { Account, Visibility } from "../../generated/prisma/client.ts";
 import { roleRank } from "../sessions/caller.ts";
 
@@ -23,4 +23,31 @@ export function visibleTo(viewer: Pick<Account, "id" | "role"> | undefined): Pri
   }
   const moderator = viewer !== undefined && roleRank(viewer) >= 1;
   return moderator ? { OR: audience } : { AND: [{ OR: audience }, { author: { frozen: false } }] };
+}
+
+// The same rule in SQL, for the pages Prisma cannot express (src/domain/timelines/page.ts). What
+// does not apply to a viewer is left out of the text rather than switched off by a parameter, so
+// PostgreSQL plans each variant once per connection.
+
+/**
+ * Whether the viewer may see note `n` by its visibility. The follow is looked up by a scalar
+ * subquery: for EXISTS, PostgreSQL would hash all the viewer's follows first.
+ */
+export function audienceSql(viewer: Pick<Account, "id"> | undefined): Prisma.Sql {
+  if (!viewer) return Prisma.sql`n.visibility IN ('public', 'home')`;
+  return Prisma.sql`(n.visibility IN ('public', 'home') OR n.author_id = ${viewer.id}
+    OR (n.visibility = 'followers'
+      AND (SELECT true FROM follows f WHERE f.follower_id = ${viewer.id} AND f.followee_id = n.author_id))
+    OR (n.visibility = 'direct' AND n.send_to_id = ${viewer.id}))`;
+}
+
+/**
+ * `AND NOT <frozen>`, but for moderators: `frozen` is the author's flag, a column of a joined
+ * account row or by default looked up for note `n`.
+ */
+export function unfrozenSql(
+  viewer: Pick<Account, "role"> | undefined,
+  frozen = Prisma.sql`(SELECT a.frozen FROM accounts a WHERE a.id = n.author_id)`,
+): Prisma.Sql {
+  return viewer && roleRank(viewer) >= 1 ? Prisma.empty : Prisma.sql`AND NOT ${frozen}`;
 }

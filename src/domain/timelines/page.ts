@@ -1,12 +1,11 @@
-// One page of notes for any timeline: the scope, the one visibility rule, the filters and
-// paging by id, newest first, in a fixed number of queries.
+// One page of notes for any timeline: the scope, the one visibility rule (src/domain/notes/
+// visibility.ts), the filters and paging by id, newest first, in a fixed number of queries.
 import { Prisma } from "../../db/client.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
-import { visibleTo } from "../notes/visibility.ts";
+import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
-import { roleRank } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 
 export const PAGE = 20;
@@ -44,9 +43,8 @@ export async function notePage(
  * A page of the notes by `authors` (one, or a subquery of their ids) the viewer may see, direct ones
  * apart: a home timeline of few followees, a list, an account's notes. Each author's newest
  * notes are read from the (author, id) index, a page at most, and the pages merged, where a walk
- * of the notes' primary key would skip every note by someone else. It is the visibility rule
- * (CONTRACT 5) for notes that are not direct: public and home ones to anyone, followers-only
- * ones to the author and its followers, none of a frozen author but to moderators.
+ * of the notes' primary key would skip every note by someone else. Authors' frozen flags are
+ * read once per author, not per note.
  */
 export async function authorsPage(
   ctx: Context,
@@ -55,22 +53,17 @@ export async function authorsPage(
   query: TimelineQuery,
 ): Promise<NoteView[]> {
   const before = parseBeforeId(query.beforeId);
-  // A scalar subquery, not EXISTS: PostgreSQL would hash all the viewer's follows for EXISTS.
-  const followersOnly = viewer
-    ? Prisma.sql`n.author_id = ${viewer.id}
-        OR (SELECT true FROM follows f WHERE f.follower_id = ${viewer.id} AND f.followee_id = n.author_id)`
-    : Prisma.sql`false`;
   const limit = pageLimit(query);
   const page = Prisma.sql`
     SELECT n.* FROM accounts a
     CROSS JOIN LATERAL (
       SELECT n.* FROM notes n
-      WHERE n.author_id = a.id AND n.visibility <> 'direct' AND (n.visibility <> 'followers' OR ${followersOnly})
+      WHERE n.author_id = a.id AND n.visibility <> 'direct' AND ${audienceSql(viewer)}
         ${noteConditions(before, query)}
       ORDER BY n.id DESC LIMIT ${limit}
     ) n
     WHERE ${typeof authors === "bigint" ? Prisma.sql`a.id = ${authors}` : Prisma.sql`a.id IN (${authors})`}
-      ${viewer && roleRank(viewer) >= 1 ? Prisma.empty : Prisma.sql`AND NOT a.frozen`}
+      ${unfrozenSql(viewer, Prisma.sql`a.frozen`)}
     ORDER BY n.id DESC LIMIT ${limit}`;
   return timelinePage(before, await notesSelectedBy(ctx, page));
 }

@@ -7,8 +7,9 @@ import { findAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
+import { audienceSql, unfrozenSql } from "../notes/visibility.ts";
 import { parseBeforeId, timelinePage } from "../paging.ts";
-import { optionalAccount, requireAccount, roleRank } from "../sessions/caller.ts";
+import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
 import { authorsPage, noteConditions, notePage, notesSelectedBy, pageLimit, type TimelineQuery } from "./page.ts";
@@ -34,9 +35,7 @@ const DENSE_FOLLOWING = 200;
  * each author looked up in follows' index, stopping after a page. Few followees are listed
  * instead (an index scan per author). Written in SQL because the planner turns Prisma's EXISTS
  * into a hash of every followee, built per request (12 ms for 5,000 followees against 0.7 ms
- * here). It is the visibility rule (CONTRACT 5) for notes of the caller and its followees:
- * direct notes apart, all others are theirs to see (follows are accepted ones), frozen authors'
- * to moderators only; test/home-strategies.test.ts checks it gives notePage's answers.
+ * here). test/home-strategies.test.ts checks both strategies give the same answers.
  */
 function denseHome(me: CallerAccount, before: bigint | undefined, query: TimelineQuery): Prisma.Sql {
   return Prisma.sql`
@@ -44,21 +43,17 @@ function denseHome(me: CallerAccount, before: bigint | undefined, query: Timelin
     WHERE n.visibility <> 'direct'
       AND (n.author_id = ${me.id}
         OR (SELECT true FROM follows f WHERE f.follower_id = ${me.id} AND f.followee_id = n.author_id))
-      ${roleRank(me) >= 1 ? Prisma.empty : Prisma.sql`AND NOT (SELECT a.frozen FROM accounts a WHERE a.id = n.author_id)`}
+      AND ${audienceSql(me)} ${unfrozenSql(me)}
       ${noteConditions(before, query)}
     ORDER BY n.id DESC LIMIT ${pageLimit(query)}`;
 }
 
-/**
- * Public notes, newest first, from the (visibility, id) index: the visibility rule for public
- * notes is only that a frozen author's are for moderators.
- */
+/** Public notes, newest first, from the (visibility, id) index. */
 async function globalPage(ctx: Context, viewer: CallerAccount | undefined, query: TimelineQuery) {
   const before = parseBeforeId(query.beforeId);
   const page = Prisma.sql`
     SELECT n.* FROM notes n
-    WHERE n.visibility = 'public'
-      ${viewer && roleRank(viewer) >= 1 ? Prisma.empty : Prisma.sql`AND NOT (SELECT a.frozen FROM accounts a WHERE a.id = n.author_id)`}
+    WHERE n.visibility = 'public' AND ${audienceSql(viewer)} ${unfrozenSql(viewer)}
       ${noteConditions(before, query)}
     ORDER BY n.id DESC LIMIT ${pageLimit(query)}`;
   return timelinePage(before, await notesSelectedBy(ctx, page));
