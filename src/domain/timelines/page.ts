@@ -39,6 +39,15 @@ export async function notePage(
   return timelinePage(before, notes);
 }
 
+/** A page of the notes `n` for which `where` (SQL) holds, newest first, past the cursor, filtered. */
+export async function notesWhere(ctx: Context, where: Prisma.Sql, query: TimelineQuery): Promise<NoteView[]> {
+  const before = parseBeforeId(query.beforeId);
+  const page = Prisma.sql`
+    SELECT n.* FROM notes n WHERE ${where} ${noteConditions(before, query)}
+    ORDER BY n.id DESC LIMIT ${pageLimit(query)}`;
+  return timelinePage(before, await notesSelectedBy(ctx, page));
+}
+
 /**
  * A page of the notes by `authors` (one, or a subquery of their ids) the viewer may see, direct ones
  * apart: a home timeline of few followees, a list, an account's notes. Each author's newest
@@ -74,7 +83,7 @@ export async function authorsPage(
  * written in: each variant is then a statement PostgreSQL plans once per connection, not on
  * every execution (planning had cost more than running it).
  */
-export function noteConditions(before: bigint | undefined, query: TimelineQuery): Prisma.Sql {
+function noteConditions(before: bigint | undefined, query: TimelineQuery): Prisma.Sql {
   return Prisma.join(
     [
       before === undefined ? Prisma.empty : Prisma.sql`AND n.id < ${before}`,
@@ -91,7 +100,7 @@ export function noteConditions(before: bigint | undefined, query: TimelineQuery)
 }
 
 /** The page size as SQL text: an integer of ours, at most PAGE + 1. */
-export function pageLimit(query: TimelineQuery): Prisma.Sql {
+function pageLimit(query: TimelineQuery): Prisma.Sql {
   return Prisma.raw(String(Math.max(1, Math.min(Math.trunc(query.limit ?? PAGE), PAGE + 1))));
 }
 

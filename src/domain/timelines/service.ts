@@ -8,21 +8,25 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql } from "../notes/visibility.ts";
-import { parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
-import { authorsPage, noteConditions, notePage, notesSelectedBy, pageLimit, type TimelineQuery } from "./page.ts";
+import { authorsPage, notePage, notesWhere, type TimelineQuery } from "./page.ts";
 
 /** `home`: the caller's notes and its followees', direct ones apart. `global`: public notes. */
 export async function timeline(ctx: Context, type: string, query: TimelineQuery): Promise<NoteView[]> {
-  if (type === "global") return globalPage(ctx, optionalAccount(ctx), query);
+  if (type === "global") {
+    // Public notes, from the (visibility, id) index.
+    const viewer = optionalAccount(ctx);
+    return notesWhere(
+      ctx,
+      Prisma.sql`n.visibility = 'public' AND ${audienceSql(viewer)} ${unfrozenSql(viewer)}`,
+      query,
+    );
+  }
   if (type !== "home") throw new DomainError("INVALID_TIMELINE_TYPE");
   const me = requireAccount(ctx);
-  if (me.followingCount > DENSE_FOLLOWING) {
-    const before = parseBeforeId(query.beforeId);
-    return timelinePage(before, await notesSelectedBy(ctx, denseHome(me, before, query)));
-  }
+  if (me.followingCount > DENSE_FOLLOWING) return notesWhere(ctx, denseHome(me), query);
   const authors = Prisma.sql`SELECT ${me.id} UNION ALL SELECT followee_id FROM follows WHERE follower_id = ${me.id}`;
   return authorsPage(ctx, me, authors, query);
 }
@@ -31,32 +35,18 @@ export async function timeline(ctx: Context, type: string, query: TimelineQuery)
 const DENSE_FOLLOWING = 200;
 
 /**
- * A home page for an account following many: the newest notes are walked by primary key and
- * each author looked up in follows' index, stopping after a page. Few followees are listed
- * instead (an index scan per author). Written in SQL because the planner turns Prisma's EXISTS
- * into a hash of every followee, built per request (12 ms for 5,000 followees against 0.7 ms
- * here). test/home-strategies.test.ts checks both strategies give the same answers.
+ * Which notes a home page shows for an account following many: the newest notes are walked by
+ * primary key and each author looked up in follows' index, stopping after a page. Few
+ * followees are read author by author instead (authorsPage). Written in SQL because the
+ * planner turns Prisma's EXISTS into a hash of every followee, built per request (12 ms for
+ * 5,000 followees against 0.7 ms here). test/home-strategies.test.ts checks both strategies
+ * give the same answers.
  */
-function denseHome(me: CallerAccount, before: bigint | undefined, query: TimelineQuery): Prisma.Sql {
-  return Prisma.sql`
-    SELECT n.* FROM notes n
-    WHERE n.visibility <> 'direct'
-      AND (n.author_id = ${me.id}
-        OR (SELECT true FROM follows f WHERE f.follower_id = ${me.id} AND f.followee_id = n.author_id))
-      AND ${audienceSql(me)} ${unfrozenSql(me)}
-      ${noteConditions(before, query)}
-    ORDER BY n.id DESC LIMIT ${pageLimit(query)}`;
-}
-
-/** Public notes, newest first, from the (visibility, id) index. */
-async function globalPage(ctx: Context, viewer: CallerAccount | undefined, query: TimelineQuery) {
-  const before = parseBeforeId(query.beforeId);
-  const page = Prisma.sql`
-    SELECT n.* FROM notes n
-    WHERE n.visibility = 'public' AND ${audienceSql(viewer)} ${unfrozenSql(viewer)}
-      ${noteConditions(before, query)}
-    ORDER BY n.id DESC LIMIT ${pageLimit(query)}`;
-  return timelinePage(before, await notesSelectedBy(ctx, page));
+function denseHome(me: CallerAccount): Prisma.Sql {
+  return Prisma.sql`n.visibility <> 'direct'
+    AND (n.author_id = ${me.id}
+      OR (SELECT true FROM follows f WHERE f.follower_id = ${me.id} AND f.followee_id = n.author_id))
+    AND ${audienceSql(me)} ${unfrozenSql(me)}`;
 }
 
 /** An account's notes the caller may see, direct ones apart; refused to those it blocks. */
