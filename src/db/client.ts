@@ -40,7 +40,8 @@ function announcingAccountWrites(db: PrismaClient, written: (id?: bigint) => voi
       account: {
         async $allOperations({ operation, args, query }) {
           const result = await query(args);
-          if (ACCOUNT_WRITES.has(operation)) {
+          // A write of many that matched none (a drive file nobody had as avatar) changed nothing.
+          if (ACCOUNT_WRITES.has(operation) && (result as { count?: number } | null)?.count !== 0) {
             const where = (args as { where?: { id?: unknown } }).where;
             written(typeof where?.id === "bigint" ? where.id : undefined);
           }
