@@ -6,8 +6,8 @@ import type { Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { authenticate, requireAccount } from "../domain/sessions/caller.ts";
+import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import { answerFor, sendError } from "./errors.ts";
-import { beginIdempotent, type Idempotency, type StoredAnswer } from "./idempotency.ts";
 import type { RateLimits } from "./rate-limits.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 
@@ -109,14 +109,6 @@ function handlerOf(services: Services, r: Route) {
       return sendError(request, reply, err, r.overrides);
     }
   };
-}
-
-/** The answer a first request with the same Idempotency-Key got, marked as a replay. */
-export function replay(reply: FastifyReply, answer: StoredAnswer) {
-  reply.code(answer.status).headers({ ...answer.headers, "idempotent-replayed": "true" });
-  if (answer.body === undefined) return reply.send();
-  if (!reply.hasHeader("content-type")) reply.type("application/json; charset=utf-8");
-  return reply.send(answer.body);
 }
 
 function addRoutes(app: FastifyInstance, services: Services, routes: Route[], limits: RateLimits): void {

@@ -1,11 +1,11 @@
-// Idempotency-Key (CONTRACT 10, extension) on the REST mutations: the first answer for an
+// Idempotency-Key (CONTRACT 10, extension) on REST and GraphQL mutations alike: the first answer for an
 // (account or IP, key) pair is kept 24 hours; a replay with the same method, path and body gets
 // it back without acting twice; the same key with another method, path or body is 409
 // IDEMPOTENCY_KEY_REUSED. A replay that arrives while the first request runs waits for it.
 // An upload is fingerprinted by its fields and the SHA-256 of its file, taken as it streams;
 // GraphQL requests by their JSON body, their uploads by the files' SHA-256.
 import { createHash } from "node:crypto";
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Caller, Services } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
@@ -93,4 +93,12 @@ export async function beginIdempotent(
     if (Date.now() > deadline) throw new DomainError("SERVICE_UNAVAILABLE");
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The answer a first request with the same Idempotency-Key got, marked as a replay. */
+export function replay(reply: FastifyReply, answer: StoredAnswer) {
+  reply.code(answer.status).headers({ ...answer.headers, "idempotent-replayed": "true" });
+  if (answer.body === undefined) return reply.send();
+  if (!reply.hasHeader("content-type")) reply.type("application/json; charset=utf-8");
+  return reply.send(answer.body);
 }
