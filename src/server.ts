@@ -99,14 +99,6 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   for (const r of routes) methods.add(r.method, r.path);
 
   const unlimited = { config: limits.routeConfig("none") };
-  app.get("/healthz", unlimited, async () => ({ status: "ok" }));
-  app.get("/readyz", unlimited, async (_request, reply) => {
-    const ready = await readiness(services);
-    return reply.code(ready ? 200 : 503).send(ready ? { status: "ready" } : { error: "SERVICE_UNAVAILABLE" });
-  });
-  methods.add("GET", "/healthz");
-  methods.add("GET", "/readyz");
-
   const document = openApiDocument(routes);
   app.get("/openapi.json", unlimited, async () => document);
   methods.add("GET", "/openapi.json");
@@ -238,13 +230,4 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     );
   }
   socket.destroy();
-}
-
-async function readiness(services: Services): Promise<boolean> {
-  try {
-    await services.db.$queryRaw`SELECT 1`;
-    return services.search ? await services.search.healthy() : true;
-  } catch {
-    return false;
-  }
 }

@@ -5,10 +5,12 @@ import type { ZodType } from "zod";
 import type { Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
-import { authenticate, requireAccount } from "../domain/sessions/caller.ts";
+import type { Caller } from "../domain/context.ts";
+import { authenticate, optionalAccount, requireAccount, requireModerator } from "../domain/sessions/caller.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import { answerFor, sendError } from "./errors.ts";
 import type { RateLimits } from "./rate-limits.ts";
+import { inlineJsonSchema } from "./openapi.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 
 export const PREFIXES = ["", "/v0"];
@@ -59,12 +61,15 @@ function handlerOf(services: Services, r: Route) {
     let upload: ReceivedUpload | undefined;
     let idempotent: Idempotency | undefined;
     try {
-      const caller = await authenticate(services, request.headers.authorization, request.ip);
+      const caller: Caller =
+        r.auth === "none" ? { ip: request.ip } : await authenticate(services, request.headers.authorization, request.ip);
       const ctx = { ...services, caller };
+      // Who may call is checked before anything is read: an upload is refused before its 100 MB.
+      if (r.auth === "public") optionalAccount(ctx);
+      if (r.auth === "required") requireAccount(ctx);
+      if (r.auth === "moderator") requireModerator(ctx);
       let body: unknown;
       if (r.multipart) {
-        // Refuse before reading up to 100 MB from someone who may not upload at all.
-        if (r.auth !== "public") requireAccount(ctx);
         const multipartBody = await readMultipart(request, services);
         upload = multipartBody.upload;
         body = multipartBody;
@@ -111,13 +116,24 @@ function handlerOf(services: Services, r: Route) {
   };
 }
 
+/** The JSON schemas answers are serialised by (fast-json-stringify): undocumented members never leave. */
+function responseSchemas(r: Route): Record<string, unknown> {
+  const schemas: Record<string, unknown> = {};
+  for (const answer of [r.success, ...(r.also ?? [])]) {
+    if (answer.schema) schemas[String(answer.status)] = inlineJsonSchema(answer.schema);
+  }
+  return schemas;
+}
+
 function addRoutes(app: FastifyInstance, services: Services, routes: Route[], limits: RateLimits): void {
-  for (const prefix of PREFIXES) {
-    for (const r of routes) {
+  for (const r of routes) {
+    const response = responseSchemas(r);
+    for (const prefix of PREFIXES) {
       app.route({
         method: r.method,
         url: `${prefix}${r.path}`,
         config: limits.routeConfig(r.rateLimit),
+        schema: { response },
         handler: handlerOf(services, r),
       });
     }

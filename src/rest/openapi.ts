@@ -1,94 +1,219 @@
-// The OpenAPI document of the REST routes, generated from the route table.
+// The OpenAPI document of the REST routes, generated from the route table: every answer a route
+// can give, with its schema and headers, including those every route shares (credentials,
+// INVALID_REQUEST, rate limits, idempotency, outages). Test runs hold every real answer to it.
 import { z } from "zod";
 import type { ErrorCode } from "../domain/errors.ts";
 import { STATUS } from "./errors.ts";
-import type { Route } from "./route.ts";
+import { queryTypes } from "./query.ts";
+import type { Answer, ResponseHeader, Route } from "./route.ts";
+import { wire } from "./views/wire.ts";
 
 type Json = Record<string, unknown>;
 
-const jsonSchema = (schema: z.ZodType): Json => {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Json;
-  return rest;
-};
+const COMPONENTS = "#/components/schemas/";
 
-// What a route that requires credentials also answers (CONTRACT 2).
-const CREDENTIAL_ERRORS: [ErrorCode, number][] = [
-  ["UNAUTHORIZED", 401],
-  ["INVALID_TOKEN", 401],
-  ["EXPIRED_TOKEN", 401],
-  ["YOU_ARE_FROZEN", 403],
+/** A schema as JSON Schema: `named` wire shapes become references into components.schemas. */
+export function jsonSchema(schema: z.ZodType, io: "input" | "output" = "output"): Json {
+  const converted = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: "any",
+    metadata: wire,
+    override: ({ zodSchema, jsonSchema }) => {
+      const replacement = queryTypes.get(zodSchema);
+      if (!replacement) return;
+      for (const key of Object.keys(jsonSchema)) delete (jsonSchema as Json)[key];
+      Object.assign(jsonSchema, replacement);
+    },
+  }) as Json;
+  const { $schema: _, $defs: __, ...rest } = JSON.parse(
+    JSON.stringify(converted).replaceAll('"#/$defs/', `"${COMPONENTS}`),
+  ) as Json;
+  return rest;
+}
+
+/** A schema with every wire shape written out in place: what fast-json-stringify serialises by. */
+export function inlineJsonSchema(schema: z.ZodType): Json {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { unrepresentable: "any", metadata: z.registry() }) as Json;
+  return rest;
+}
+
+const header = (name: string, required: boolean, description: string): ResponseHeader => ({
+  name,
+  required,
+  description,
+});
+
+const RETRY_AFTER = header("Retry-After", true, "seconds to wait before trying again");
+const RATE_LIMIT_HEADERS = [
+  header("X-RateLimit-Limit", false, "requests allowed in the window (CONTRACT 10)"),
+  header("X-RateLimit-Remaining", false, "requests left in the window"),
+  header("X-RateLimit-Reset", false, "seconds until the window resets"),
 ];
+const REPLAYED = header("Idempotent-Replayed", false, "`true` on the kept answer of an Idempotency-Key replay");
 
 /** The mutations that take an Idempotency-Key: all of them, uploads included. */
-function idempotent(r: Route): boolean {
-  return r.method !== "GET";
+const isMutation = (r: Route) => r.method !== "GET";
+const isLimited = (r: Route) => r.rateLimit !== "none";
+
+/** The codes every route of its kind answers beside its own `errors`, with their statuses. */
+export function sharedErrors(r: Route): [ErrorCode, number][] {
+  const codes: [ErrorCode, number][] = [
+    ["INVALID_REQUEST", 400],
+    ["INTERNAL_ERROR", 500],
+    ["SERVICE_UNAVAILABLE", 503],
+  ];
+  // Credentials fail as 401 (CONTRACT 2), whatever status the code has where a body carries a token.
+  if (r.auth !== "none") codes.push(["INVALID_TOKEN", 401], ["EXPIRED_TOKEN", 401]);
+  if (r.auth === "required" || r.auth === "moderator") codes.push(["UNAUTHORIZED", 401], ["YOU_ARE_FROZEN", 403]);
+  if (r.auth === "moderator") codes.push(["NO_PERMISSION", 403]);
+  if (isLimited(r)) codes.push(["RATE_LIMITED", 429]);
+  if (isMutation(r)) codes.push(["IDEMPOTENCY_KEY_REUSED", 409], ["PAYLOAD_TOO_LARGE", 413]);
+  return codes;
+}
+
+/** Headers every answer of the route may carry, and those of one status. */
+function headersOf(r: Route, status: number, own: ResponseHeader[] = []): Json | undefined {
+  const headers = [...own];
+  if (status === 401) headers.push(header("WWW-Authenticate", true, "`Bearer`"));
+  if (status === 429 || status === 503) headers.push(RETRY_AFTER);
+  if (isLimited(r)) headers.push(...RATE_LIMIT_HEADERS);
+  if (isMutation(r)) headers.push(REPLAYED);
+  if (!headers.length) return undefined;
+  return Object.fromEntries(
+    headers.map((h) => [h.name, { description: h.description, required: h.required, schema: { type: "string" } }]),
+  );
+}
+
+function answerResponse(r: Route, answer: Answer): Json {
+  const response: Json = { description: answer.description };
+  if (answer.schema) response.content = { "application/json": { schema: jsonSchema(answer.schema) } };
+  if (answer.bytes) response.content = { "*/*": { schema: { type: "string", format: "binary" } } };
+  const headers = headersOf(r, answer.status, answer.headers);
+  if (headers) response.headers = headers;
+  return response;
+}
+
+/** Every error a route answers, by status. */
+export function errorStatuses(r: Route): Map<number, ErrorCode[]> {
+  const own = r.errors.map((code): [ErrorCode, number] => [code, r.overrides?.[code] ?? STATUS[code]]);
+  const byStatus = new Map<number, Set<ErrorCode>>();
+  for (const [code, status] of [...own, ...sharedErrors(r)]) {
+    byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code));
+  }
+  return new Map([...byStatus].sort(([a], [b]) => a - b).map(([status, codes]) => [status, [...codes]]));
 }
 
 function errorResponses(r: Route): Record<string, Json> {
-  const answers: [ErrorCode, number][] = r.errors.map((code) => [code, r.overrides?.[code] ?? STATUS[code]]);
-  if (r.auth !== "public") answers.push(...CREDENTIAL_ERRORS);
-  if (idempotent(r)) answers.push(["IDEMPOTENCY_KEY_REUSED", STATUS.IDEMPOTENCY_KEY_REUSED]);
-  const byStatus = new Map<number, Set<ErrorCode>>();
-  for (const [code, status] of answers) byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code));
   const responses: Record<string, Json> = {};
-  for (const [status, codeSet] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const codes = [...codeSet];
+  for (const [status, codes] of errorStatuses(r)) {
     responses[String(status)] = {
       description: codes.join(", "),
       content: {
         "application/json": {
-          schema: { type: "object", required: ["error"], properties: { error: { type: "string", enum: codes } } },
+          schema: {
+            type: "object",
+            required: ["error"],
+            additionalProperties: false,
+            properties: { error: { type: "string", enum: codes } },
+          },
         },
       },
+      ...(headersOf(r, status) ? { headers: headersOf(r, status) } : {}),
     };
   }
   return responses;
 }
 
+function requestBody(r: Route): Json | undefined {
+  if (!(r.body instanceof z.ZodObject)) return undefined;
+  const schema = jsonSchema(r.body, "input");
+  const required = Array.isArray(schema.required) && schema.required.length > 0;
+  const type = r.multipart ? "multipart/form-data" : "application/json";
+  return { required, content: { [type]: { schema } } };
+}
+
+function parameters(r: Route): Json[] {
+  const pathParams = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
+    name: m[1],
+    in: "path",
+    required: true,
+    schema: { type: "string" },
+  }));
+  const shape = r.query instanceof z.ZodObject ? (r.query.shape as Record<string, z.ZodType>) : {};
+  const queryParams = Object.entries(shape).map(([name, schema]) => ({
+    name,
+    in: "query",
+    required: !schema.safeParse(undefined).success,
+    schema: jsonSchema(schema, "input"),
+  }));
+  const headerParams = [...(r.headers ?? []), ...(isMutation(r) ? ["Idempotency-Key"] : [])].map((name) => ({
+    name,
+    in: "header",
+    required: false,
+    schema: { type: "string" },
+  }));
+  return [...pathParams, ...queryParams, ...headerParams];
+}
+
+const SECURITY = {
+  none: [],
+  public: [{}, { bearer: [] }],
+  required: [{ bearer: [] }],
+  moderator: [{ bearer: [] }],
+} as const;
+
+export const documentPath = (r: Route) => r.path.replace(/:([A-Za-z_]+)/g, "{$1}");
+
 export function openApiDocument(routes: Route[]): Json {
   const paths: Record<string, Record<string, Json>> = {};
   for (const r of routes) {
-    const path = r.path.replace(/:([A-Za-z_]+)/g, "{$1}");
-    const pathParams = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
-      name: m[1],
-      in: "path",
-      required: true,
-      schema: { type: "string" },
-    }));
-    const headerParams = [...(r.headers ?? []), ...(idempotent(r) ? ["Idempotency-Key"] : [])].map((name) => ({
-      name,
-      in: "header",
-      required: false,
-      schema: { type: "string" },
-    }));
-    const queryParams =
-      r.query instanceof z.ZodObject
-        ? Object.keys(r.query.shape).map((name) => ({ name, in: "query", required: false, schema: { type: "string" } }))
-        : [];
-    const success: Json = { description: r.success.description };
-    if (r.success.schema) success.content = { "application/json": { schema: jsonSchema(r.success.schema) } };
+    const path = documentPath(r);
     const operation: Json = {
       operationId: `${r.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/(^|[/_])([a-z])/g, (_m, _s, c: string) => c.toUpperCase())}`,
       summary: r.summary,
       tags: [r.tag],
-      security: r.auth === "public" ? [{}, { bearer: [] }] : [{ bearer: [] }],
-      parameters: [...pathParams, ...queryParams, ...headerParams],
-      responses: { [String(r.success.status)]: success, ...errorResponses(r) },
+      security: SECURITY[r.auth],
+      parameters: parameters(r),
+      responses: {
+        ...Object.fromEntries([r.success, ...(r.also ?? [])].map((a) => [String(a.status), answerResponse(r, a)])),
+        ...errorResponses(r),
+      },
     };
-    if (r.body instanceof z.ZodObject) {
-      operation.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(r.body) } } };
-    }
+    const body = requestBody(r);
+    if (body) operation.requestBody = body;
     paths[path] = { ...paths[path], [r.method.toLowerCase()]: operation };
   }
+  const { schemas } = z.toJSONSchema(wire, { uri: (id) => `${COMPONENTS}${id}`, unrepresentable: "any" }) as {
+    schemas: Record<string, Json>;
+  };
+  const errorBody = { content: { "application/json": { schema: { $ref: `${COMPONENTS}Error` } } } };
   return {
     openapi: "3.1.0",
     info: {
       title: "Murmur",
       version: "0",
-      description: 'Every path is also served under /v0. Errors are `{"error": CODE}`.',
+      description: [
+        "Every path is also served under /v0, with or without a trailing slash.",
+        'Every failure is `{"error": CODE}`; each operation lists the codes of each status.',
+        "A path that exists with another method answers 405 METHOD_NOT_ALLOWED with `Allow`;",
+        "an unknown path 404 NOT_FOUND (components.responses).",
+      ].join(" "),
     },
     servers: [{ url: "/" }, { url: "/v0" }],
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } } },
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
+      schemas: Object.fromEntries(
+        Object.entries(schemas).map(([id, { $schema: _, $id: __, ...schema }]) => [id, schema]),
+      ),
+      responses: {
+        NotFound: { description: "NOT_FOUND: no such path", ...errorBody },
+        MethodNotAllowed: {
+          description: "METHOD_NOT_ALLOWED: the path exists with other methods",
+          headers: { Allow: { description: "the methods served at the path", required: true, schema: { type: "string" } } },
+          ...errorBody,
+        },
+      },
+    },
     paths,
   };
 }

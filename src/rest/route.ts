@@ -29,14 +29,40 @@ export interface RestReply {
   headers?: Record<string, string>;
 }
 
+/** A documented answer other than an error. */
+export interface Answer {
+  status: number;
+  description: string;
+  /** The JSON body; none for an empty answer. */
+  schema?: z.ZodType;
+  /** A body that is not JSON: file bytes of the stored type. */
+  bytes?: boolean;
+  /** Response headers it carries: name, whether always, and what it means. */
+  headers?: ResponseHeader[];
+}
+
+export interface ResponseHeader {
+  name: string;
+  required: boolean;
+  description: string;
+}
+
+/**
+ * Who may call a route (CONTRACT 2), enforced by rest/mount.ts before the operation runs:
+ * - `none`: credentials are not read (a stale token cannot block a login or a refresh);
+ * - `public`: optional; sent credentials must be valid (401 otherwise) and widen what it shows;
+ * - `required`: 401 without valid credentials, 403 YOU_ARE_FROZEN for a frozen account;
+ * - `moderator`: `required`, and 403 NO_PERMISSION below moderator.
+ */
+export type Auth = "none" | "public" | "required" | "moderator";
+
 export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   method: Method;
   /** Fastify path, e.g. `/accounts/:account_name`; also served under /v0 and with a trailing slash. */
   path: string;
   summary: string;
   tag: string;
-  /** `public`: credentials optional; `required`: 401 without them. For the documentation. */
-  auth: "public" | "required" | "moderator";
+  auth: Auth;
   /** A rate limit of its own (CONTRACT 10) instead of the general one, or "none". */
   rateLimit?: RateLimitGroup | "none";
   /** The body is multipart/form-data, read as a MultipartBody; `body` then only documents it. */
@@ -46,9 +72,15 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   body?: z.ZodType<B>;
   /** Request headers the operation reads, for the documentation. */
   headers?: string[];
-  /** The success answer, for the documentation. */
-  success: { status: number; description: string; schema?: z.ZodType };
-  /** Codes this route documents (spec 4 and CONTRACT), with their statuses from STATUS or `overrides`. */
+  /** The success answer: documented, and serialised by its schema. */
+  success: Answer;
+  /** Other answers that are not errors (202, 206, 304, 416). */
+  also?: Answer[];
+  /**
+   * The domain's codes this route answers (spec 4 and CONTRACT), with their statuses from STATUS
+   * or `overrides`. Those of every route (credentials, INVALID_REQUEST, rate limits, outages)
+   * are added by rest/openapi.ts from `auth`, `method` and `rateLimit`.
+   */
   errors: ErrorCode[];
   overrides?: StatusOverrides;
   run(ctx: Context, input: RouteInput<P, Q, B>): Promise<R>;

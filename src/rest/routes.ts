@@ -3,6 +3,7 @@
 import type { Route } from "./route.ts";
 import { accountRoutes } from "./routes/accounts.ts";
 import { driveRoutes } from "./routes/drive.ts";
+import { healthRoutes } from "./routes/health.ts";
 import { listRoutes } from "./routes/lists.ts";
 import { noteRoutes } from "./routes/notes.ts";
 import { notificationRoutes } from "./routes/notifications.ts";
@@ -19,4 +20,5 @@ export const routes: Route[] = [
   ...searchRoutes,
   ...driveRoutes,
   ...notificationRoutes,
+  ...healthRoutes,
 ];

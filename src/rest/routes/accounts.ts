@@ -1,67 +1,28 @@
 // Routes of accounts and sessions (spec 4.1, 4.2).
 import { z } from "zod";
 import * as accounts from "../../domain/accounts/service.ts";
-import type { Context } from "../../domain/context.ts";
-import { fileUrl } from "../../domain/drive/urls.ts";
 import * as sessions from "../../domain/sessions/service.ts";
-import type { Account } from "../../generated/prisma/client.ts";
-import { route } from "../route.ts";
+import { type ResponseHeader, route } from "../route.ts";
+import {
+  AccountCreatedShape,
+  accountCreatedView,
+  OwnAccountShape,
+  ownAccountView,
+  PublicAccountShape,
+  publicAccountView,
+  RefreshedShape,
+  TokensShape,
+} from "../views/account.ts";
 
 const accountParams = z.object({ account_name: z.string() });
 const emptyBody = z.unknown();
 
-// Response shapes, for the documentation and as the one place each mapping is written.
-const AccountCreated = z.object({ id: z.string(), name: z.string(), email: z.string() });
-const OwnAccount = z.object({
-  id: z.string(),
-  name: z.string(),
-  nickname: z.string(),
-  bio: z.string(),
-  email: z.string(),
-});
-const PublicAccount = z.object({
-  id: z.string(),
-  name: z.string(),
-  nickname: z.string(),
-  bio: z.string(),
-  avatar: z.string(),
-  header: z.string(),
-  followed_count: z.number(),
-  following_count: z.number(),
-  note_count: z.number(),
-});
-const Tokens = z.object({ authorization_token: z.string(), refresh_token: z.string(), expires_in: z.number() });
-const Refreshed = z.object({ authorization_token: z.string() });
-
-export function accountCreatedView(ctx: Context, a: Account): z.infer<typeof AccountCreated> {
-  return { id: a.id.toString(), name: accounts.qualifiedNameOf(ctx, a), email: a.email };
-}
-
-export function ownAccountView(ctx: Context, a: Account): z.infer<typeof OwnAccount> {
-  return {
-    id: a.id.toString(),
-    name: accounts.qualifiedNameOf(ctx, a),
-    nickname: a.nickname,
-    bio: a.bio,
-    email: a.email,
-  };
-}
-
-export function publicAccountView(ctx: Context, a: Account): z.infer<typeof PublicAccount> {
-  return {
-    id: a.id.toString(),
-    name: accounts.qualifiedNameOf(ctx, a),
-    nickname: a.nickname,
-    bio: a.bio,
-    avatar: fileUrl(ctx.config, a.avatarFileId),
-    header: fileUrl(ctx.config, a.headerFileId),
-    followed_count: a.followersCount,
-    following_count: a.followingCount,
-    note_count: a.notesCount,
-  };
-}
-
 const etagHeader = (etag: string) => ({ etag: `"${etag}"` });
+const ETAG = (required: boolean): ResponseHeader => ({
+  name: "ETag",
+  required,
+  description: "guards the owner's next update (send it back in If-Match)",
+});
 
 function moderationRoute(method: "PUT" | "DELETE", action: "freeze" | "unfreeze" | "silence" | "unsilence") {
   const segment = action.replace(/^un/, "");
@@ -74,7 +35,7 @@ function moderationRoute(method: "PUT" | "DELETE", action: "freeze" | "unfreeze"
     params: accountParams,
     body: emptyBody,
     success: { status: 204, description: "done" },
-    errors: [...(action === "freeze" ? (["ALREADY_FROZEN"] as const) : []), "NO_PERMISSION", "ACCOUNT_NOT_FOUND"],
+    errors: [...(action === "freeze" ? (["ALREADY_FROZEN"] as const) : []), "ACCOUNT_NOT_FOUND"],
     run: (ctx, { params }) => accounts.moderate(ctx, params.account_name, action),
     reply: () => ({ status: 204 }),
   });
@@ -86,12 +47,11 @@ export const accountRoutes = [
     path: "/accounts",
     summary: "Create an account (state registering); a verification token is mailed",
     tag: "accounts",
-    auth: "public",
+    auth: "none",
     rateLimit: "register",
     body: z.object({ name: z.string(), email: z.string(), passphrase: z.string(), captcha_token: z.string() }),
-    success: { status: 200, description: "the new account", schema: AccountCreated },
+    success: { status: 200, description: "the new account", schema: AccountCreatedShape },
     errors: [
-      "INVALID_REQUEST",
       "INVALID_ACCOUNT_NAME",
       "TOO_LONG_ACCOUNT_NAME",
       "INVALID_EMAIL",
@@ -116,7 +76,12 @@ export const accountRoutes = [
     tag: "accounts",
     auth: "public",
     params: accountParams,
-    success: { status: 200, description: "the account", schema: PublicAccount },
+    success: {
+      status: 200,
+      description: "the account; its owner also gets the ETag",
+      schema: PublicAccountShape,
+      headers: [ETAG(false)],
+    },
     errors: ["ACCOUNT_NOT_FOUND"],
     run: (ctx, { params }) => accounts.getAccount(ctx, params.account_name),
     reply: ({ account, etag }, ctx) => ({
@@ -142,9 +107,16 @@ export const accountRoutes = [
       avatar_file_id: z.string().optional(),
       header_file_id: z.string().optional(),
     }),
-    success: { status: 200, description: "the account (202 when an e-mail change is pending)", schema: OwnAccount },
+    success: { status: 200, description: "the account", schema: OwnAccountShape, headers: [ETAG(true)] },
+    also: [
+      {
+        status: 202,
+        description: "the account; the new e-mail waits for confirmation (spec 3.2)",
+        schema: OwnAccountShape,
+        headers: [ETAG(true)],
+      },
+    ],
     errors: [
-      "INVALID_REQUEST",
       "INVALID_SEQUENCE",
       "INVALID_EMAIL",
       "VULNERABLE_PASSPHRASE",
@@ -181,11 +153,11 @@ export const accountRoutes = [
     path: "/accounts/:account_name/resend_verify_email",
     summary: "Send a new verification token; the earlier one stops working",
     tag: "accounts",
-    auth: "public",
+    auth: "none",
     params: accountParams,
     body: z.object({ captcha_token: z.string() }),
     success: { status: 204, description: "sent" },
-    errors: ["INVALID_REQUEST", "YOU_ARE_BOT", "ACCOUNT_ALREADY_VERIFIED", "YOU_ARE_FROZEN", "ACCOUNT_NOT_FOUND"],
+    errors: ["YOU_ARE_BOT", "ACCOUNT_ALREADY_VERIFIED", "YOU_ARE_FROZEN", "ACCOUNT_NOT_FOUND"],
     run: (ctx, { params, body }) => accounts.resendVerification(ctx, params.account_name, body.captcha_token),
     reply: () => ({ status: 204 }),
   }),
@@ -194,11 +166,11 @@ export const accountRoutes = [
     path: "/accounts/:account_name/verify_email",
     summary: "Verify the e-mail address (registration or e-mail change) with the mailed token",
     tag: "accounts",
-    auth: "public",
+    auth: "none",
     params: accountParams,
     body: z.object({ token: z.string() }),
     success: { status: 204, description: "verified" },
-    errors: ["INVALID_REQUEST", "INVALID_TOKEN", "EMAIL_IN_USE", "ACCOUNT_NOT_FOUND"],
+    errors: ["INVALID_TOKEN", "EMAIL_IN_USE", "ACCOUNT_NOT_FOUND"],
     run: (ctx, { params, body }) => accounts.verifyEmail(ctx, params.account_name, body.token),
     reply: () => ({ status: 204 }),
   }),
@@ -207,11 +179,11 @@ export const accountRoutes = [
     path: "/login",
     summary: "Log in with a name (plain or qualified) and passphrase",
     tag: "sessions",
-    auth: "public",
+    auth: "none",
     rateLimit: "login",
     body: z.object({ name: z.string(), passphrase: z.string(), captcha_token: z.string() }),
-    success: { status: 200, description: "the tokens", schema: Tokens },
-    errors: ["INVALID_REQUEST", "FAILED_TO_LOGIN", "YOU_ARE_BOT", "YOU_ARE_FROZEN", "EMAIL_NOT_VERIFIED"],
+    success: { status: 200, description: "the tokens", schema: TokensShape },
+    errors: ["FAILED_TO_LOGIN", "YOU_ARE_BOT", "YOU_ARE_FROZEN", "EMAIL_NOT_VERIFIED"],
     run: (ctx, { body }) =>
       sessions.login(ctx, { name: body.name, passphrase: body.passphrase, captchaToken: body.captcha_token }),
     reply: (tokens) => ({
@@ -228,10 +200,10 @@ export const accountRoutes = [
     path: "/refresh",
     summary: "Exchange a refresh token for a new authorization token",
     tag: "sessions",
-    auth: "public",
+    auth: "none",
     body: z.object({ refresh_token: z.string() }),
-    success: { status: 200, description: "a new authorization token", schema: Refreshed },
-    errors: ["INVALID_REQUEST", "INVALID_TOKEN", "EXPIRED_TOKEN", "YOU_ARE_FROZEN"],
+    success: { status: 200, description: "a new authorization token", schema: RefreshedShape },
+    errors: ["INVALID_TOKEN", "EXPIRED_TOKEN", "YOU_ARE_FROZEN"],
     run: (ctx, { body }) => sessions.refresh(ctx, body.refresh_token),
     reply: (result) => ({ status: 200, body: { authorization_token: result.authorizationToken } }),
   }),

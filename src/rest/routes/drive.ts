@@ -1,37 +1,21 @@
 // Routes of the drive (spec 4.5) and of the file URLs it hands out (CONTRACT 7).
 import { z } from "zod";
-import type { Context } from "../../domain/context.ts";
 import * as drive from "../../domain/drive/service.ts";
-import { fileUrl, thumbnailUrl } from "../../domain/drive/urls.ts";
-import type { DriveFile } from "../../generated/prisma/client.ts";
 import { fileReply } from "../files.ts";
-import { type MultipartBody, route } from "../route.ts";
+import { querySnowflake } from "../query.ts";
+import { type MultipartBody, type ResponseHeader, route } from "../route.ts";
+import { DriveFileShape, driveFileView } from "../views/drive.ts";
+import { errorShape } from "../views/error.ts";
 
 const fileParams = z.object({ file_id: z.string() });
 
-const DriveFileShape = z.object({
-  id: z.string(),
-  name: z.string(),
-  author_id: z.string(),
-  hash: z.string(),
-  mime: z.string(),
-  nsfw: z.boolean(),
-  url: z.string(),
-  thumbnail: z.string().optional(),
-});
-
-export function driveFileView(ctx: Context, f: DriveFile): z.infer<typeof DriveFileShape> {
-  return {
-    id: f.id.toString(),
-    name: f.name,
-    author_id: f.ownerId?.toString() ?? "",
-    hash: f.blurhash,
-    mime: f.mime,
-    nsfw: f.nsfw,
-    url: fileUrl(ctx.config, f.id),
-    ...(f.thumbnailSize === null ? {} : { thumbnail: thumbnailUrl(ctx.config, f.id) }),
-  };
-}
+const header = (name: string, description: string): ResponseHeader => ({ name, required: true, description });
+const FILE_HEADERS = [
+  header("ETag", "the file's strong validator"),
+  header("Last-Modified", "when it was uploaded"),
+  header("Accept-Ranges", "`bytes`"),
+  header("X-Content-Type-Options", "`nosniff`"),
+];
 
 function contentRoute(variant: "file" | "thumbnail") {
   return route({
@@ -40,12 +24,27 @@ function contentRoute(variant: "file" | "thumbnail") {
     summary:
       variant === "file" ? "A file's bytes, with its stored type and Range support" : "An image's WebP thumbnail",
     tag: "drive",
-    auth: "public",
+    auth: "none",
     // File bytes are not limited: a page of images would use up an anonymous quota.
     rateLimit: "none",
     params: fileParams,
     headers: ["Range", "If-None-Match", "If-Range"],
-    success: { status: 200, description: "the bytes (206 for a range, 304 when unchanged, 416 out of range)" },
+    success: { status: 200, description: "the bytes, of their stored type", bytes: true, headers: FILE_HEADERS },
+    also: [
+      {
+        status: 206,
+        description: "the one range asked for",
+        bytes: true,
+        headers: [...FILE_HEADERS, header("Content-Range", "`bytes <first>-<last>/<size>`")],
+      },
+      { status: 304, description: "unchanged since the ETag given in If-None-Match", headers: FILE_HEADERS },
+      {
+        status: 416,
+        description: "INVALID_REQUEST: the range starts past the end",
+        schema: errorShape(["INVALID_REQUEST"]),
+        headers: [header("Content-Range", "`bytes */<size>`")],
+      },
+    ],
     errors: ["FILE_NOT_FOUND"],
     run: async (ctx, { params, headers }) => ({
       content: await drive.openFileContent(ctx, params.file_id, variant),
@@ -64,9 +63,13 @@ export const driveRoutes = [
     auth: "required",
     rateLimit: "upload",
     multipart: true,
-    body: z.object({ name: z.string(), file: z.string(), nsfw: z.enum(["true", "false"]).optional() }),
+    body: z.object({
+      name: z.string().optional().describe("1 to 256 characters; default: the file part's own name"),
+      file: z.string().meta({ format: "binary" }).describe("the content, 1 byte to 100 MB"),
+      nsfw: z.enum(["true", "false"]).optional(),
+    }),
     success: { status: 200, description: "the drive file", schema: DriveFileShape },
-    errors: ["INVALID_REQUEST", "FILE_SIZE_TOO_BIG", "FILE_NAME_TOO_LONG", "UNSUPPORTED_FILE_TYPE"],
+    errors: ["FILE_SIZE_TOO_BIG", "FILE_NAME_TOO_LONG", "UNSUPPORTED_FILE_TYPE"],
     run: (ctx, { body }) => {
       const { fields, upload, filename } = body as unknown as MultipartBody;
       return drive.uploadDriveFile(ctx, { name: fields.name ?? filename, nsfw: fields.nsfw, upload });
@@ -79,9 +82,9 @@ export const driveRoutes = [
     summary: "The caller's files, newest first (100 a page; before_id pages further)",
     tag: "drive",
     auth: "required",
-    query: z.object({ before_id: z.string().optional() }),
+    query: z.object({ before_id: querySnowflake.optional() }),
     success: { status: 200, description: "the files", schema: z.array(DriveFileShape) },
-    errors: ["INVALID_REQUEST"],
+    errors: [],
     run: (ctx, { query }) => drive.listDriveFiles(ctx, query.before_id),
     reply: (files, ctx) => ({ status: 200, body: files.map((f) => driveFileView(ctx, f)) }),
   }),
@@ -106,7 +109,7 @@ export const driveRoutes = [
     params: fileParams,
     body: z.object({ nsfw: z.boolean() }),
     success: { status: 200, description: "the drive file", schema: DriveFileShape },
-    errors: ["INVALID_REQUEST", "FILE_NOT_FOUND"],
+    errors: ["FILE_NOT_FOUND"],
     run: (ctx, { params, body }) => drive.updateDriveFile(ctx, params.file_id, body.nsfw),
     reply: (file, ctx) => ({ status: 200, body: driveFileView(ctx, file) }),
   }),

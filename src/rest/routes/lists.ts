@@ -1,27 +1,11 @@
 // Routes of lists (spec 4.4, 2.9; CONTRACT 6).
 import { z } from "zod";
-import { qualifiedNameOf } from "../../domain/accounts/service.ts";
-import type { Context } from "../../domain/context.ts";
 import * as lists from "../../domain/lists/service.ts";
 import { route } from "../route.ts";
-import { notesReply, timelineQuery, toTimelineQuery } from "./timelines.ts";
+import { AssignedShape, ListCreatedShape, ListShape, listCreatedView, listView } from "../views/list.ts";
+import { NotesAnswer, notesReply, timelineQuery, toTimelineQuery } from "./timelines.ts";
 
 const listParams = z.object({ list_id: z.string() });
-const ListShape = z.object({
-  id: z.string(),
-  title: z.string(),
-  public: z.boolean(),
-  assignees: z.array(z.object({ id: z.string(), name: z.string() })),
-});
-
-function listView(ctx: Context, list: lists.ListView): z.infer<typeof ListShape> {
-  return {
-    id: list.id.toString(),
-    title: list.title,
-    public: list.public,
-    assignees: list.members.map((m) => ({ id: m.accountId.toString(), name: qualifiedNameOf(ctx, m.account) })),
-  };
-}
 
 const targetsBody = z.object({ account_id: z.array(z.string()) });
 
@@ -33,10 +17,10 @@ export const listRoutes = [
     tag: "lists",
     auth: "required",
     body: z.object({ title: z.string(), public: z.boolean().optional() }),
-    success: { status: 200, description: "the list", schema: ListShape.omit({ assignees: true }) },
-    errors: ["INVALID_REQUEST", "TITLE_TOO_LONG"],
+    success: { status: 200, description: "the list", schema: ListCreatedShape },
+    errors: ["TITLE_TOO_LONG"],
     run: (ctx, { body }) => lists.createList(ctx, body),
-    reply: (list) => ({ status: 200, body: { id: list.id.toString(), title: list.title, public: list.public } }),
+    reply: (list) => ({ status: 200, body: listCreatedView(list) }),
   }),
   route({
     method: "PATCH",
@@ -47,7 +31,7 @@ export const listRoutes = [
     params: listParams,
     body: z.object({ title: z.string().optional(), public: z.boolean().optional() }),
     success: { status: 200, description: "the list", schema: ListShape },
-    errors: ["INVALID_REQUEST", "TITLE_TOO_LONG", "LIST_NOTFOUND"],
+    errors: ["TITLE_TOO_LONG", "LIST_NOTFOUND"],
     run: (ctx, { params, body }) => lists.updateList(ctx, params.list_id, body),
     reply: (list, ctx) => ({ status: 200, body: listView(ctx, list) }),
   }),
@@ -68,7 +52,7 @@ export const listRoutes = [
     path: "/lists/accounts/:account_id",
     summary: "The lists an account owns that the caller may see",
     tag: "lists",
-    auth: "public",
+    auth: "required",
     params: z.object({ account_id: z.string() }),
     success: { status: 200, description: "the lists", schema: z.array(ListShape) },
     errors: ["ACCOUNT_NOT_FOUND"],
@@ -83,8 +67,8 @@ export const listRoutes = [
     auth: "required",
     params: listParams,
     body: targetsBody,
-    success: { status: 200, description: "the assigned ids", schema: targetsBody },
-    errors: ["INVALID_REQUEST", "TOO_MANY_TARGETS", "ACCOUNT_NOT_FOUND", "LIST_NOTFOUND"],
+    success: { status: 200, description: "the assigned ids", schema: AssignedShape },
+    errors: ["TOO_MANY_TARGETS", "ACCOUNT_NOT_FOUND", "LIST_NOTFOUND"],
     run: (ctx, { params, body }) => lists.assign(ctx, params.list_id, body.account_id),
     reply: (ids) => ({ status: 200, body: { account_id: ids.map(String) } }),
   }),
@@ -97,7 +81,7 @@ export const listRoutes = [
     params: listParams,
     body: z.object({ account_id: z.array(z.string()).optional() }),
     success: { status: 204, description: "done" },
-    errors: ["INVALID_REQUEST", "TOO_MANY_TARGETS", "ACCOUNT_NOT_FOUND", "LIST_NOTFOUND"],
+    errors: ["TOO_MANY_TARGETS", "ACCOUNT_NOT_FOUND", "LIST_NOTFOUND"],
     run: (ctx, { params, body }) =>
       body.account_id === undefined
         ? lists.deleteList(ctx, params.list_id)
@@ -112,8 +96,8 @@ export const listRoutes = [
     auth: "required",
     params: listParams,
     query: timelineQuery,
-    success: { status: 200, description: "notes, newest first" },
-    errors: ["INVALID_REQUEST", "NOTHING_LEFT", "LIST_NOTFOUND"],
+    success: NotesAnswer,
+    errors: ["NOTHING_LEFT", "LIST_NOTFOUND"],
     run: (ctx, { params, query }) => lists.listNotes(ctx, params.list_id, toTimelineQuery(query)),
     reply: notesReply,
   }),

@@ -3,8 +3,9 @@ import { z } from "zod";
 import * as bookmarks from "../../domain/bookmarks/service.ts";
 import * as notes from "../../domain/notes/service.ts";
 import * as reactions from "../../domain/reactions/service.ts";
+import { querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
-import { noteView } from "../views.ts";
+import { FullNoteShape, fullNoteView, NoteShape, noteView } from "../views/note.ts";
 
 const noteParams = z.object({ note_id: z.string() });
 const noteBody = z.object({
@@ -21,8 +22,7 @@ const noteInput = (body: z.infer<typeof noteBody>): notes.NoteInput => ({
   cwComment: body.cw_comment,
   sendTo: body.send_to,
 });
-const NOTE_ERRORS = ["INVALID_REQUEST", "INVALID_VISIBILITY", "NO_DESTINATION", "TOO_MANY_ATTACHMENTS"] as const;
-const NoteShape = z.object({ id: z.string(), content: z.string(), visibility: z.string() }).loose();
+const NOTE_ERRORS = ["INVALID_VISIBILITY", "NO_DESTINATION", "TOO_MANY_ATTACHMENTS"] as const;
 
 export const noteRoutes = [
   route({
@@ -35,7 +35,7 @@ export const noteRoutes = [
     success: { status: 201, description: "the note", schema: NoteShape },
     errors: [...NOTE_ERRORS, "TOO_MANY_CONTENT", "YOU_ARE_SILENCED", "ATTACHMENT_NOT_FOUND", "ACCOUNT_NOT_FOUND"],
     run: (ctx, { body }) => notes.createNote(ctx, noteInput(body)),
-    reply: (note, ctx) => ({ status: 201, body: noteView(ctx, note, false) }),
+    reply: (note, ctx) => ({ status: 201, body: noteView(ctx, note) }),
   }),
   route({
     method: "GET",
@@ -44,10 +44,10 @@ export const noteRoutes = [
     tag: "notes",
     auth: "public",
     params: noteParams,
-    success: { status: 200, description: "the note", schema: NoteShape },
+    success: { status: 200, description: "the note", schema: FullNoteShape },
     errors: ["NOTE_NOT_FOUND"],
     run: (ctx, { params }) => notes.getNote(ctx, params.note_id),
-    reply: (note, ctx) => ({ status: 200, body: noteView(ctx, note, true) }),
+    reply: (note, ctx) => ({ status: 200, body: fullNoteView(ctx, note) }),
   }),
   route({
     method: "POST",
@@ -65,9 +65,10 @@ export const noteRoutes = [
       "NO_PERMISSION",
       "ATTACHMENT_NOT_FOUND",
       "NOTE_NOT_FOUND",
+      "ACCOUNT_NOT_FOUND",
     ],
     run: (ctx, { params, body }) => notes.renote(ctx, params.note_id, noteInput(body)),
-    reply: (note, ctx) => ({ status: 200, body: noteView(ctx, note, false) }),
+    reply: (note, ctx) => ({ status: 200, body: noteView(ctx, note) }),
   }),
   route({
     method: "POST",
@@ -85,10 +86,11 @@ export const noteRoutes = [
       "YOU_ARE_BLOCKED",
       "ATTACHMENT_NOT_FOUND",
       "NOTE_NOT_FOUND",
+      "ACCOUNT_NOT_FOUND",
     ],
     overrides: { YOU_ARE_BLOCKED: 403 },
     run: (ctx, { params, body }) => notes.reply(ctx, params.note_id, noteInput(body)),
-    reply: (note, ctx) => ({ status: 200, body: noteView(ctx, note, false) }),
+    reply: (note, ctx) => ({ status: 200, body: noteView(ctx, note) }),
   }),
   route({
     method: "DELETE",
@@ -111,11 +113,11 @@ export const noteRoutes = [
     auth: "required",
     params: noteParams,
     body: z.object({ emoji: z.string() }),
-    success: { status: 200, description: "the note", schema: NoteShape },
-    errors: ["INVALID_REQUEST", "ALREADY_REACTED", "EMOJI_NOT_FOUND", "YOU_ARE_BLOCKED", "NOTE_NOT_FOUND"],
+    success: { status: 200, description: "the note", schema: FullNoteShape },
+    errors: ["ALREADY_REACTED", "EMOJI_NOT_FOUND", "YOU_ARE_BLOCKED", "NOTE_NOT_FOUND"],
     overrides: { YOU_ARE_BLOCKED: 403 },
     run: (ctx, { params, body }) => reactions.react(ctx, params.note_id, body.emoji),
-    reply: (note, ctx) => ({ status: 200, body: noteView(ctx, note, true) }),
+    reply: (note, ctx) => ({ status: 200, body: fullNoteView(ctx, note) }),
   }),
   route({
     method: "DELETE",
@@ -138,10 +140,10 @@ export const noteRoutes = [
     auth: "required",
     params: noteParams,
     body: z.unknown(),
-    success: { status: 200, description: "the note", schema: NoteShape },
+    success: { status: 200, description: "the note", schema: FullNoteShape },
     errors: ["NOTE_NOT_FOUND"],
     run: (ctx, { params }) => bookmarks.bookmark(ctx, params.note_id),
-    reply: (note, ctx) => ({ status: 200, body: noteView(ctx, note, true) }),
+    reply: (note, ctx) => ({ status: 200, body: fullNoteView(ctx, note) }),
   }),
   route({
     method: "DELETE",
@@ -162,10 +164,10 @@ export const noteRoutes = [
     summary: "The caller's bookmarked notes, 20 a page, newest first (extension)",
     tag: "notes",
     auth: "required",
-    query: z.object({ before_id: z.string().optional() }),
-    success: { status: 200, description: "the notes", schema: z.array(NoteShape) },
-    errors: ["INVALID_REQUEST", "NOTHING_LEFT"],
+    query: z.object({ before_id: querySnowflake.optional() }),
+    success: { status: 200, description: "the notes", schema: z.array(FullNoteShape) },
+    errors: ["NOTHING_LEFT"],
     run: (ctx, { query }) => bookmarks.listBookmarks(ctx, query.before_id),
-    reply: (list, ctx) => ({ status: 200, body: list.map((n) => noteView(ctx, n, true)) }),
+    reply: (list, ctx) => ({ status: 200, body: list.map((n) => fullNoteView(ctx, n)) }),
   }),
 ];

@@ -1,41 +1,9 @@
 // Routes of notifications and announcements (spec 4.8; CONTRACT 9).
 import { z } from "zod";
-import type { Context } from "../../domain/context.ts";
 import * as notifications from "../../domain/notifications/service.ts";
+import { queryBoolean, queryInteger } from "../query.ts";
 import { route } from "../route.ts";
-import { accountSummaryView } from "../views.ts";
-
-const booleanText = z.enum(["true", "false"]).transform((v) => v === "true");
-const integerText = z
-  .string()
-  .regex(/^[0-9]{1,3}$/)
-  .transform(Number);
-
-function pageView(ctx: Context, page: notifications.NotificationsPage) {
-  return {
-    announcements: page.announcements.map((a) => ({
-      id: a.id.toString(),
-      title: a.title,
-      description: a.description,
-      type: a.type,
-      createdAt: a.createdAt.toISOString(),
-      ...(a.updatedAt ? { updatedAt: a.updatedAt.toISOString() } : {}),
-      unread: a.unread,
-    })),
-    notifications: page.notifications.map((n) => ({
-      id: n.id.toString(),
-      type: n.type,
-      actor: {
-        type: "account",
-        account: accountSummaryView(ctx, n.actor),
-      },
-      ...(n.noteId === null ? {} : { noteId: n.noteId.toString() }),
-      ...(n.content === null ? {} : { content: n.content }),
-      ...(n.listId === null ? {} : { listId: n.listId.toString() }),
-      createdAt: n.createdAt.toISOString(),
-    })),
-  };
-}
+import { NotificationsPageShape, notificationsPageView } from "../views/notification.ts";
 
 export const notificationRoutes = [
   route({
@@ -45,15 +13,15 @@ export const notificationRoutes = [
     tag: "notifications",
     auth: "required",
     query: z.object({
-      limit: integerText.optional(),
-      after: z.string().optional(),
-      include_read: booleanText.optional(),
+      limit: queryInteger(1, 50).optional(),
+      after: z.string().optional().describe("an ISO 8601 date or date-time: only notifications from then on"),
+      include_read: queryBoolean.optional(),
     }),
-    success: { status: 200, description: "announcements and notifications" },
-    errors: ["INVALID_REQUEST"],
+    success: { status: 200, description: "announcements and notifications", schema: NotificationsPageShape },
+    errors: [],
     run: (ctx, { query }) =>
       notifications.listNotifications(ctx, { limit: query.limit, after: query.after, includeRead: query.include_read }),
-    reply: (page, ctx) => ({ status: 200, body: pageView(ctx, page) }),
+    reply: (page, ctx) => ({ status: 200, body: notificationsPageView(ctx, page) }),
   }),
   route({
     method: "POST",

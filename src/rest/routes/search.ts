@@ -1,7 +1,9 @@
 // Route of search (spec 4.7; CONTRACT 8).
 import { z } from "zod";
 import * as search from "../../domain/search/service.ts";
+import { querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
+import { FullNoteShape } from "../views/note.ts";
 import { notesReply } from "./timelines.ts";
 
 export const searchRoutes = [
@@ -11,9 +13,13 @@ export const searchRoutes = [
     summary: 'Search notes: keywords, "phrases", from:, is:renote|quote, has:link|media, OR, -, ( )',
     tag: "search",
     auth: "public",
-    query: z.object({ query: z.string(), before_id: z.string().optional() }),
-    success: { status: 200, description: "at most 100 notes the caller may see, newest first" },
-    errors: ["INVALID_QUERY", "INVALID_REQUEST"],
+    query: z.object({ query: z.string(), before_id: querySnowflake.optional() }),
+    success: {
+      status: 200,
+      description: "at most 100 notes the caller may see, newest first",
+      schema: z.array(FullNoteShape),
+    },
+    errors: ["INVALID_QUERY"],
     run: (ctx, { query }) => search.searchNotes(ctx, query.query, query.before_id),
     reply: notesReply,
   }),

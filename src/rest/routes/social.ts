@@ -2,7 +2,7 @@
 import { z } from "zod";
 import * as social from "../../domain/social/service.ts";
 import { route } from "../route.ts";
-import { accountSummaryView } from "../views.ts";
+import { AccountSummaryShape, accountSummaryView, FollowResultShape } from "../views/account.ts";
 
 const accountParams = z.object({ account_name: z.string() });
 const emptyBody = z.unknown();
@@ -33,7 +33,7 @@ function blockRoute(method: "POST" | "DELETE") {
     params: accountParams,
     body: emptyBody,
     success: { status: 204, description: "done" },
-    errors: ["ACCOUNT_NOT_FOUND", "INVALID_REQUEST"],
+    errors: ["ACCOUNT_NOT_FOUND"],
     run: (ctx, { params }) =>
       method === "POST" ? social.block(ctx, params.account_name) : social.unblock(ctx, params.account_name),
     reply: () => ({ status: 204 }),
@@ -49,8 +49,8 @@ export const socialRoutes = [
     auth: "required",
     params: accountParams,
     body: emptyBody,
-    success: { status: 201, description: "followed or requested", schema: z.object({ pending: z.boolean() }) },
-    errors: ["ALREADY_FOLLOWING", "YOU_ARE_BLOCKED", "ACCOUNT_NOT_FOUND", "INVALID_REQUEST"],
+    success: { status: 201, description: "followed or requested", schema: FollowResultShape },
+    errors: ["ALREADY_FOLLOWING", "YOU_ARE_BLOCKED", "ACCOUNT_NOT_FOUND"],
     run: (ctx, { params }) => social.follow(ctx, params.account_name),
     reply: (result) => ({ status: 201, body: result }),
   }),
@@ -63,7 +63,7 @@ export const socialRoutes = [
     params: accountParams,
     body: emptyBody,
     success: { status: 204, description: "done" },
-    errors: ["YOU_ARE_NOT_FOLLOW_ACCOUNT", "ACCOUNT_NOT_FOUND", "INVALID_REQUEST"],
+    errors: ["YOU_ARE_NOT_FOLLOW_ACCOUNT", "ACCOUNT_NOT_FOUND"],
     run: (ctx, { params }) => social.unfollow(ctx, params.account_name),
     reply: () => ({ status: 204 }),
   }),
@@ -76,7 +76,7 @@ export const socialRoutes = [
     success: {
       status: 200,
       description: "the requesters",
-      schema: z.array(z.object({ id: z.string(), name: z.string(), nickname: z.string(), avatar: z.string() })),
+      schema: z.array(AccountSummaryShape),
     },
     errors: [],
     run: (ctx) => social.listFollowRequests(ctx),

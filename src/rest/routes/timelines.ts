@@ -1,31 +1,33 @@
 // Routes of timelines and conversations (spec 4.6; CONTRACT 6).
 import { z } from "zod";
-import { qualifiedNameOf } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
-import { fileUrl } from "../../domain/drive/urls.ts";
 import type { NoteView } from "../../domain/notes/service.ts";
 import type { TimelineQuery } from "../../domain/timelines/page.ts";
 import * as timelines from "../../domain/timelines/service.ts";
+import { queryBoolean, querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
-import { noteView } from "../views.ts";
+import { FullNoteShape, fullNoteView } from "../views/note.ts";
+import { ConversationEntryShape, conversationEntryView } from "../views/notification.ts";
 
-const flag = z.enum(["true", "false"]).transform((v) => v === "true");
 export const timelineQuery = z.object({
-  has_attachment: flag.optional(),
-  no_nsfw: flag.optional(),
-  before_id: z.string().optional(),
+  has_attachment: queryBoolean.optional(),
+  no_nsfw: queryBoolean.optional(),
+  before_id: querySnowflake.optional(),
 });
 export const toTimelineQuery = (q: z.infer<typeof timelineQuery>): TimelineQuery => ({
   beforeId: q.before_id,
   hasAttachment: q.has_attachment,
   noNsfw: q.no_nsfw,
 });
+export const NotesAnswer = {
+  status: 200,
+  description: "notes, newest first",
+  schema: z.array(FullNoteShape),
+};
 export const notesReply = (notes: NoteView[], ctx: Context) => ({
   status: 200,
-  body: notes.map((n) => noteView(ctx, n, true)),
+  body: notes.map((n) => fullNoteView(ctx, n)),
 });
-const NotesShape = z.array(z.object({ id: z.string(), content: z.string() }).loose());
-const PAGE_ERRORS = ["INVALID_REQUEST", "NOTHING_LEFT"] as const;
 
 function timelineRoute(path: string, fixedType?: "home") {
   return route({
@@ -33,11 +35,13 @@ function timelineRoute(path: string, fixedType?: "home") {
     path,
     summary: fixedType ? "The home timeline (as /timeline/home)" : "The home or global timeline, 20 notes a page",
     tag: "timelines",
+    // The global timeline is public; the home timeline needs credentials, so this path answers
+    // the credential failures of a required route as well.
     auth: "public",
     params: fixedType ? undefined : z.object({ timeline_type: z.string() }),
     query: timelineQuery,
-    success: { status: 200, description: "notes, newest first", schema: NotesShape },
-    errors: [...PAGE_ERRORS, "INVALID_TIMELINE_TYPE", "UNAUTHORIZED"],
+    success: NotesAnswer,
+    errors: ["NOTHING_LEFT", "INVALID_TIMELINE_TYPE", "UNAUTHORIZED", "YOU_ARE_FROZEN"],
     run: (ctx, { params, query }) =>
       timelines.timeline(ctx, fixedType ?? (params as { timeline_type: string }).timeline_type, toTimelineQuery(query)),
     reply: notesReply,
@@ -55,8 +59,8 @@ export const timelineRoutes = [
     auth: "public",
     params: z.object({ account_name: z.string() }),
     query: timelineQuery,
-    success: { status: 200, description: "notes, newest first", schema: NotesShape },
-    errors: [...PAGE_ERRORS, "YOU_ARE_BLOCKED", "ACCOUNT_NOT_FOUND"],
+    success: NotesAnswer,
+    errors: ["NOTHING_LEFT", "YOU_ARE_BLOCKED", "ACCOUNT_NOT_FOUND"],
     overrides: { YOU_ARE_BLOCKED: 403 },
     run: (ctx, { params, query }) => timelines.accountTimeline(ctx, params.account_name, toTimelineQuery(query)),
     reply: notesReply,
@@ -67,21 +71,10 @@ export const timelineRoutes = [
     summary: "The accounts the caller exchanged direct notes with, most recent first",
     tag: "timelines",
     auth: "required",
-    success: { status: 200, description: "conversation entries" },
+    success: { status: 200, description: "conversation entries", schema: z.array(ConversationEntryShape) },
     errors: [],
     run: (ctx) => timelines.conversations(ctx),
-    reply: (list, ctx) => ({
-      status: 200,
-      body: list.map(({ account, updatedAt }) => ({
-        account: {
-          accountId: account.id.toString(),
-          accountName: qualifiedNameOf(ctx, account),
-          nickname: account.nickname,
-          avatar: fileUrl(ctx.config, account.avatarFileId),
-        },
-        updatedAt: updatedAt.toISOString(),
-      })),
-    }),
+    reply: (list, ctx) => ({ status: 200, body: list.map((c) => conversationEntryView(ctx, c)) }),
   }),
   route({
     method: "GET",
@@ -90,9 +83,9 @@ export const timelineRoutes = [
     tag: "timelines",
     auth: "required",
     params: z.object({ account_id: z.string() }),
-    query: z.object({ before_id: z.string().optional() }),
-    success: { status: 200, description: "notes, newest first", schema: NotesShape },
-    errors: [...PAGE_ERRORS, "ACCOUNT_NOT_FOUND"],
+    query: z.object({ before_id: querySnowflake.optional() }),
+    success: NotesAnswer,
+    errors: ["NOTHING_LEFT", "ACCOUNT_NOT_FOUND"],
     run: (ctx, { params, query }) => timelines.conversation(ctx, params.account_id, { beforeId: query.before_id }),
     reply: notesReply,
   }),

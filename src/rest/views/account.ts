@@ -1,0 +1,93 @@
+// The documented account shapes (spec 2.1, 2.2, 4.2; CONTRACT 4) and their views.
+import { z } from "zod";
+import { type PublicAccount, qualifiedNameOf } from "../../domain/accounts/service.ts";
+import type { Context } from "../../domain/context.ts";
+import { fileUrl } from "../../domain/drive/urls.ts";
+import type { Account } from "../../generated/prisma/client.ts";
+import { named, Snowflake, Url } from "./wire.ts";
+
+export const AccountCreatedShape = named(
+  "AccountCreated",
+  "A registered account, not yet verified (spec 2.1: the create response).",
+  z.strictObject({ id: Snowflake, name: z.string(), email: z.string() }),
+);
+
+export const OwnAccountShape = named(
+  "OwnAccount",
+  "An account as its owner's update shows it (spec 2.1).",
+  z.strictObject({ id: Snowflake, name: z.string(), nickname: z.string(), bio: z.string(), email: z.string() }),
+);
+
+export const PublicAccountShape = named(
+  "PublicAccount",
+  "The public view of an account (spec 2.2).",
+  z.strictObject({
+    id: Snowflake,
+    name: z.string(),
+    nickname: z.string(),
+    bio: z.string(),
+    avatar: Url,
+    header: Url,
+    followed_count: z.number().int(),
+    following_count: z.number().int(),
+    note_count: z.number().int(),
+  }),
+);
+
+export const AccountSummaryShape = named(
+  "AccountSummary",
+  "The short account of a notification's actor and of a follow request.",
+  z.strictObject({ id: Snowflake, name: z.string(), nickname: z.string(), avatar: Url }),
+);
+
+export const TokensShape = named(
+  "Tokens",
+  "The tokens of a login; `expires_in` is the authorization token's expiry in seconds since 2022-01-01T00:00:00Z.",
+  z.strictObject({ authorization_token: z.string(), refresh_token: z.string(), expires_in: z.number().int() }),
+);
+
+export const RefreshedShape = named(
+  "Refreshed",
+  "A new authorization token.",
+  z.strictObject({ authorization_token: z.string() }),
+);
+
+export const FollowResultShape = named(
+  "FollowResult",
+  "`pending` when the account approves follows itself.",
+  z.strictObject({ pending: z.boolean() }),
+);
+
+export function accountCreatedView(ctx: Context, a: Account): z.infer<typeof AccountCreatedShape> {
+  return { id: a.id.toString(), name: qualifiedNameOf(ctx, a), email: a.email };
+}
+
+export function ownAccountView(ctx: Context, a: PublicAccount): z.infer<typeof OwnAccountShape> {
+  return { id: a.id.toString(), name: qualifiedNameOf(ctx, a), nickname: a.nickname, bio: a.bio, email: a.email };
+}
+
+export function publicAccountView(ctx: Context, a: PublicAccount): z.infer<typeof PublicAccountShape> {
+  return {
+    id: a.id.toString(),
+    name: qualifiedNameOf(ctx, a),
+    nickname: a.nickname,
+    bio: a.bio,
+    avatar: fileUrl(ctx.config, a.avatarFileId),
+    header: fileUrl(ctx.config, a.headerFileId),
+    followed_count: a.followersCount,
+    following_count: a.followingCount,
+    note_count: a.notesCount,
+  };
+}
+
+export function accountSummaryView(
+  ctx: Context,
+  a: Pick<Account, "id" | "name" | "nickname" | "avatarFileId">,
+): z.infer<typeof AccountSummaryShape> {
+  return {
+    id: a.id.toString(),
+    name: qualifiedNameOf(ctx, a),
+    nickname: a.nickname,
+    avatar: fileUrl(ctx.config, a.avatarFileId),
+  };
+}

@@ -1,0 +1,38 @@
+// The documented list (spec 2.9) and its view.
+import { z } from "zod";
+import { qualifiedNameOf } from "../../domain/accounts/service.ts";
+import type { Context } from "../../domain/context.ts";
+import type * as lists from "../../domain/lists/service.ts";
+import type { List } from "../../generated/prisma/client.ts";
+import { named, Snowflake } from "./wire.ts";
+
+const listFields = { id: Snowflake, title: z.string(), public: z.boolean() };
+
+export const ListCreatedShape = named(
+  "ListCreated",
+  "A new list, as its create answers it (spec 4.4).",
+  z.strictObject(listFields),
+);
+
+export const ListShape = named(
+  "List",
+  "A list with its assignees (spec 2.9).",
+  z.strictObject({ ...listFields, assignees: z.array(z.strictObject({ id: Snowflake, name: z.string() })) }),
+);
+
+export const AssignedShape = named(
+  "Assigned",
+  "The ids of the accounts assigned to a list.",
+  z.strictObject({ account_id: z.array(Snowflake) }),
+);
+
+export function listCreatedView(list: Pick<List, "id" | "title" | "public">): z.infer<typeof ListCreatedShape> {
+  return { id: list.id.toString(), title: list.title, public: list.public };
+}
+
+export function listView(ctx: Context, list: lists.ListView): z.infer<typeof ListShape> {
+  return {
+    ...listCreatedView(list),
+    assignees: list.members.map((m) => ({ id: m.accountId.toString(), name: qualifiedNameOf(ctx, m.account) })),
+  };
+}

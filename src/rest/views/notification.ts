@@ -1,0 +1,103 @@
+// The documented notification, announcement (spec 2.11, 2.12; CONTRACT 6 `listed`) and
+// conversation entry (spec 2.10), and their views.
+import { z } from "zod";
+import { qualifiedNameOf } from "../../domain/accounts/service.ts";
+import type { Context } from "../../domain/context.ts";
+import { fileUrl } from "../../domain/drive/urls.ts";
+import type * as notifications from "../../domain/notifications/service.ts";
+import type * as timelines from "../../domain/timelines/service.ts";
+import { AccountSummaryShape, accountSummaryView } from "./account.ts";
+import { named, Snowflake, Timestamp, Url } from "./wire.ts";
+
+export const ActorShape = named(
+  "Actor",
+  "Who caused a notification: an account, or the system (spec 2.11).",
+  z.discriminatedUnion("type", [
+    z.strictObject({ type: z.literal("account"), account: AccountSummaryShape }),
+    z.strictObject({ type: z.literal("system"), system: z.strictObject({}) }),
+  ]),
+);
+
+export const NotificationShape = named(
+  "Notification",
+  "A notification (spec 2.11); `listId` for the extension type `listed`.",
+  z.strictObject({
+    id: Snowflake,
+    type: z.enum(["followed", "followRequested", "followAccepted", "mentioned", "renoted", "reacted", "listed"]),
+    actor: ActorShape,
+    noteId: Snowflake.optional(),
+    content: z.string().optional(),
+    listId: Snowflake.optional(),
+    createdAt: Timestamp,
+  }),
+);
+
+export const AnnouncementShape = named(
+  "Announcement",
+  "An instance-wide announcement (spec 2.12).",
+  z.strictObject({
+    id: Snowflake,
+    title: z.string(),
+    description: z.string(),
+    type: z.enum(["info", "warn"]),
+    createdAt: Timestamp,
+    updatedAt: Timestamp.optional(),
+    unread: z.boolean(),
+  }),
+);
+
+export const NotificationsPageShape = named(
+  "NotificationsPage",
+  "Announcements and notifications, newest first (spec 4.8).",
+  z.strictObject({ announcements: z.array(AnnouncementShape), notifications: z.array(NotificationShape) }),
+);
+
+export const ConversationEntryShape = named(
+  "ConversationEntry",
+  "An account the caller exchanged direct notes with (spec 2.10; camelCase as documented).",
+  z.strictObject({
+    account: z.strictObject({ accountId: Snowflake, accountName: z.string(), nickname: z.string(), avatar: Url }),
+    updatedAt: Timestamp,
+  }),
+);
+
+export function notificationsPageView(
+  ctx: Context,
+  page: notifications.NotificationsPage,
+): z.infer<typeof NotificationsPageShape> {
+  return {
+    announcements: page.announcements.map((a) => ({
+      id: a.id.toString(),
+      title: a.title,
+      description: a.description,
+      type: a.type,
+      createdAt: a.createdAt.toISOString(),
+      ...(a.updatedAt ? { updatedAt: a.updatedAt.toISOString() } : {}),
+      unread: a.unread,
+    })),
+    notifications: page.notifications.map((n) => ({
+      id: n.id.toString(),
+      type: n.type,
+      actor: { type: "account", account: accountSummaryView(ctx, n.actor) },
+      ...(n.noteId === null ? {} : { noteId: n.noteId.toString() }),
+      ...(n.content === null ? {} : { content: n.content }),
+      ...(n.listId === null ? {} : { listId: n.listId.toString() }),
+      createdAt: n.createdAt.toISOString(),
+    })),
+  };
+}
+
+export function conversationEntryView(
+  ctx: Context,
+  { account, updatedAt }: timelines.Conversation,
+): z.infer<typeof ConversationEntryShape> {
+  return {
+    account: {
+      accountId: account.id.toString(),
+      accountName: qualifiedNameOf(ctx, account),
+      nickname: account.nickname,
+      avatar: fileUrl(ctx.config, account.avatarFileId),
+    },
+    updatedAt: updatedAt.toISOString(),
+  };
+}
