@@ -2,15 +2,14 @@
 import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodType } from "zod";
-import type { Services } from "../domain/context.ts";
+import type { Caller, Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
-import type { Caller } from "../domain/context.ts";
 import { authenticate, optionalAccount, requireAccount, requireModerator } from "../domain/sessions/caller.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import { answerFor, sendError } from "./errors.ts";
-import type { RateLimits } from "./rate-limits.ts";
 import { inlineJsonSchema } from "./openapi.ts";
+import type { RateLimits } from "./rate-limits.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 
 export const PREFIXES = ["", "/v0"];
@@ -62,7 +61,9 @@ function handlerOf(services: Services, r: Route) {
     let idempotent: Idempotency | undefined;
     try {
       const caller: Caller =
-        r.auth === "none" ? { ip: request.ip } : await authenticate(services, request.headers.authorization, request.ip);
+        r.auth === "none"
+          ? { ip: request.ip }
+          : await authenticate(services, request.headers.authorization, request.ip);
       const ctx = { ...services, caller };
       // Who may call is checked before anything is read: an upload is refused before its 100 MB.
       if (r.auth === "public") optionalAccount(ctx);

@@ -6,7 +6,6 @@ import type { ErrorCode } from "../domain/errors.ts";
 import { STATUS } from "./errors.ts";
 import { queryTypes } from "./query.ts";
 import type { Answer, ResponseHeader, Route } from "./route.ts";
-import { wire } from "./views/wire.ts";
 
 type Json = Record<string, unknown>;
 
@@ -17,7 +16,6 @@ export function jsonSchema(schema: z.ZodType, io: "input" | "output" = "output")
   const converted = z.toJSONSchema(schema, {
     io,
     unrepresentable: "any",
-    metadata: wire,
     override: ({ zodSchema, jsonSchema }) => {
       const replacement = queryTypes.get(zodSchema);
       if (!replacement) return;
@@ -25,9 +23,11 @@ export function jsonSchema(schema: z.ZodType, io: "input" | "output" = "output")
       Object.assign(jsonSchema, replacement);
     },
   }) as Json;
-  const { $schema: _, $defs: __, ...rest } = JSON.parse(
-    JSON.stringify(converted).replaceAll('"#/$defs/', `"${COMPONENTS}`),
-  ) as Json;
+  const {
+    $schema: _,
+    $defs: __,
+    ...rest
+  } = JSON.parse(JSON.stringify(converted).replaceAll('"#/$defs/', `"${COMPONENTS}`)) as Json;
   return rest;
 }
 
@@ -49,6 +49,7 @@ const RATE_LIMIT_HEADERS = [
   header("X-RateLimit-Remaining", false, "requests left in the window"),
   header("X-RateLimit-Reset", false, "seconds until the window resets"),
 ];
+const WWW_AUTHENTICATE = header("WWW-Authenticate", true, "`Bearer`");
 const REPLAYED = header("Idempotent-Replayed", false, "`true` on the kept answer of an Idempotency-Key replay");
 
 /** The mutations that take an Idempotency-Key: all of them, uploads included. */
@@ -74,14 +75,20 @@ export function sharedErrors(r: Route): [ErrorCode, number][] {
 /** Headers every answer of the route may carry, and those of one status. */
 function headersOf(r: Route, status: number, own: ResponseHeader[] = []): Json | undefined {
   const headers = [...own];
-  if (status === 401) headers.push(header("WWW-Authenticate", true, "`Bearer`"));
+  if (status === 401) headers.push(WWW_AUTHENTICATE);
   if (status === 429 || status === 503) headers.push(RETRY_AFTER);
   if (isLimited(r)) headers.push(...RATE_LIMIT_HEADERS);
   if (isMutation(r)) headers.push(REPLAYED);
   if (!headers.length) return undefined;
-  return Object.fromEntries(
-    headers.map((h) => [h.name, { description: h.description, required: h.required, schema: { type: "string" } }]),
-  );
+  return Object.fromEntries(headers.map((h) => [h.name, headerObject(h)]));
+}
+
+// The headers every route shares are written once, in components.headers.
+const SHARED_HEADERS = [RETRY_AFTER, ...RATE_LIMIT_HEADERS, REPLAYED, WWW_AUTHENTICATE];
+
+function headerObject(h: ResponseHeader): Json {
+  if (SHARED_HEADERS.includes(h)) return { $ref: `#/components/headers/${h.name}` };
+  return { description: h.description, required: h.required, schema: { type: "string" } };
 }
 
 function answerResponse(r: Route, answer: Answer): Json {
@@ -183,7 +190,10 @@ export function openApiDocument(routes: Route[]): Json {
     if (body) operation.requestBody = body;
     paths[path] = { ...paths[path], [r.method.toLowerCase()]: operation };
   }
-  const { schemas } = z.toJSONSchema(wire, { uri: (id) => `${COMPONENTS}${id}`, unrepresentable: "any" }) as {
+  const { schemas } = z.toJSONSchema(z.globalRegistry, {
+    uri: (id) => `${COMPONENTS}${id}`,
+    unrepresentable: "any",
+  }) as {
     schemas: Record<string, Json>;
   };
   const errorBody = { content: { "application/json": { schema: { $ref: `${COMPONENTS}Error` } } } };
@@ -202,6 +212,12 @@ export function openApiDocument(routes: Route[]): Json {
     servers: [{ url: "/" }, { url: "/v0" }],
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
+      headers: Object.fromEntries(
+        SHARED_HEADERS.map((h) => [
+          h.name,
+          { description: h.description, required: h.required, schema: { type: "string" } },
+        ]),
+      ),
       schemas: Object.fromEntries(
         Object.entries(schemas).map(([id, { $schema: _, $id: __, ...schema }]) => [id, schema]),
       ),
@@ -209,7 +225,9 @@ export function openApiDocument(routes: Route[]): Json {
         NotFound: { description: "NOT_FOUND: no such path", ...errorBody },
         MethodNotAllowed: {
           description: "METHOD_NOT_ALLOWED: the path exists with other methods",
-          headers: { Allow: { description: "the methods served at the path", required: true, schema: { type: "string" } } },
+          headers: {
+            Allow: { description: "the methods served at the path", required: true, schema: { type: "string" } },
+          },
           ...errorBody,
         },
       },

@@ -10,7 +10,10 @@ queryTypes.add(queryBoolean, { type: "boolean" });
 
 /** A whole number written in decimal; its range, documented here, is the domain's rule. */
 export function queryInteger(min: number, max: number) {
-  const schema = z.string().regex(/^[0-9]{1,9}$/).transform(Number);
+  const schema = z
+    .string()
+    .regex(/^[0-9]{1,9}$/)
+    .transform(Number);
   queryTypes.add(schema, { type: "integer", minimum: min, maximum: max });
   return schema;
 }

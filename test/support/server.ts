@@ -11,6 +11,7 @@ import type { Services } from "../../src/domain/context.ts";
 import { createLogger } from "../../src/log.ts";
 import { buildServer } from "../../src/server.ts";
 import { closeServices, createServices } from "../../src/services.ts";
+import { checkEveryAnswer } from "./document-check.ts";
 import { databaseUrl } from "./global-setup.ts";
 
 export const PUBLIC_URL = "http://murmur.test";
@@ -58,6 +59,8 @@ export async function startTestServer(env: Record<string, string> = {}, url?: st
   });
   const services = await createServices(config, url, createLogger("silent"));
   const app = await buildServer(services);
+  // Every answer is held to openapi.json; a file whose answers stray from it fails on close.
+  const mismatches = checkEveryAnswer(app);
   await app.ready();
   return {
     app,
@@ -88,6 +91,9 @@ export async function startTestServer(env: Record<string, string> = {}, url?: st
       await app.close();
       await closeServices(services);
       fs.rmSync(dataDir, { recursive: true, force: true });
+      if (mismatches.length) {
+        throw new Error(`answers not as openapi.json documents them:\n${[...new Set(mismatches)].join("\n")}`);
+      }
     },
   };
 }

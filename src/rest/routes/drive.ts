@@ -42,7 +42,7 @@ function contentRoute(variant: "file" | "thumbnail") {
         status: 416,
         description: "INVALID_REQUEST: the range starts past the end",
         schema: errorShape(["INVALID_REQUEST"]),
-        headers: [header("Content-Range", "`bytes */<size>`")],
+        headers: [...FILE_HEADERS, header("Content-Range", "`bytes */<size>`")],
       },
     ],
     errors: ["FILE_NOT_FOUND"],
@@ -65,7 +65,7 @@ export const driveRoutes = [
     multipart: true,
     body: z.object({
       name: z.string().optional().describe("1 to 256 characters; default: the file part's own name"),
-      file: z.string().meta({ format: "binary" }).describe("the content, 1 byte to 100 MB"),
+      file: z.string().meta({ format: "binary", description: "the content, 1 byte to 100 MB" }),
       nsfw: z.enum(["true", "false"]).optional(),
     }),
     success: { status: 200, description: "the drive file", schema: DriveFileShape },
