@@ -6,21 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "./support/expect.ts";
 import { account, mailedToken, PASSPHRASE, register, type TestAccount } from "./support/fixtures.ts";
 import { type Answer, HOST, startTestServer, type TestServer } from "./support/server.ts";
+import { AccountCreatedShape, expectShape, OwnAccountShape, PublicAccountShape } from "./support/shapes.ts";
 
 const SERVICE_EPOCH_MS = Date.UTC(2022, 0, 1);
-const CREATED_KEYS = ["email", "id", "name"];
-const PUBLIC_KEYS = [
-  "avatar",
-  "bio",
-  "followed_count",
-  "following_count",
-  "header",
-  "id",
-  "name",
-  "nickname",
-  "note_count",
-];
-const OWN_KEYS = ["bio", "email", "id", "name", "nickname"];
 
 let server: TestServer;
 beforeAll(async () => {
@@ -60,7 +48,7 @@ describe("POST /accounts", () => {
     const before = Date.now();
     const answer = await createAccount({ name: "carol.b_1-x", email: "carol.b@example.com" });
     expect(answer.status).toBe(200);
-    expect(Object.keys(answer.body).sort()).toEqual(CREATED_KEYS);
+    expectShape(AccountCreatedShape, answer.body);
     expect(answer.body).toEqual({
       id: expect.any(String),
       name: "@carol.b_1-x@murmur.test",
@@ -365,7 +353,7 @@ describe("GET /accounts/{account_name}", () => {
   it("shows exactly the public fields, with zero counts and empty images", async () => {
     const answer = await getAccount("gina");
     expect(answer.status).toBe(200);
-    expect(Object.keys(answer.body).sort()).toEqual(PUBLIC_KEYS);
+    expectShape(PublicAccountShape, answer.body);
     expect(answer.body).toEqual({
       id: gina.id,
       name: "@gina@murmur.test",
@@ -412,7 +400,7 @@ describe("PATCH /accounts/{account_name}", () => {
     const pat = await account(server, "pat");
     const answer = await patchAccount("pat", pat.token, { nickname: "Pat ✨", bio: "line one\nline two" });
     expect(answer.status).toBe(200);
-    expect(Object.keys(answer.body).sort()).toEqual(OWN_KEYS);
+    expectShape(OwnAccountShape, answer.body);
     expect(answer.body).toEqual({
       id: pat.id,
       name: "@pat@murmur.test",
@@ -527,7 +515,7 @@ describe("PATCH /accounts/{account_name}", () => {
     const newEmail = "pmail.new@example.org";
     const answer = await patchAccount("pmail", pmail.token, { email: newEmail });
     expect(answer.status).toBe(202);
-    expect(Object.keys(answer.body).sort()).toEqual(OWN_KEYS);
+    expectShape(OwnAccountShape, answer.body);
     expect(answer.body).toMatchObject({ id: pmail.id, name: "@pmail@murmur.test", email: pmail.email });
     const nickname = answer.body.nickname;
     expect(answer.headers.etag).toBe(etagOf(nickname, pmail.email));
@@ -572,7 +560,7 @@ describe("PATCH /accounts/{account_name}", () => {
     const newPassphrase = "another-long-passphrase";
     const answer = await patchAccount("ppass", ppass.token, { passphrase: newPassphrase });
     expect(answer.status).toBe(200);
-    expect(Object.keys(answer.body).sort()).toEqual(OWN_KEYS);
+    expectShape(OwnAccountShape, answer.body);
     expectError(await tryLogin("ppass"), 400, "FAILED_TO_LOGIN");
     const fresh = await tryLogin("ppass", newPassphrase);
     expect(fresh.status).toBe(200);
@@ -586,7 +574,7 @@ describe("PATCH /accounts/{account_name}", () => {
     const plock = await account(server, "plock");
     const answer = await patchAccount("plock", plock.token, { locked: true });
     expect(answer.status).toBe(200);
-    expect(Object.keys(answer.body).sort()).toEqual(OWN_KEYS);
+    expectShape(OwnAccountShape, answer.body);
   });
 
   it("is served under /v0 and by qualified name", async () => {

@@ -7,7 +7,7 @@ import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, register, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { type Answer, HOST, startTestServer, type TestServer } from "./support/server.ts";
-import { AUTHOR_KEYS, FULL_NOTE_KEYS, ISO_MS, SNOWFLAKE } from "./support/shapes.ts";
+import { expectShape, FullNoteShape, ISO_MS, SNOWFLAKE } from "./support/shapes.ts";
 
 const UNKNOWN_ID = "999999999999999999";
 
@@ -624,8 +624,7 @@ describe("GET /lists/{id}/notes", () => {
       newestFirst([ids.wrenPublic, ids.wrenHome, ids.wrenFollowers, ids.wesPublic]),
     );
     for (const item of answer.body) {
-      expect(sorted(item)).toEqual(FULL_NOTE_KEYS);
-      expect(sorted(item.author)).toEqual(AUTHOR_KEYS);
+      expectShape(FullNoteShape, item);
     }
     const wrenPublic = answer.body.find((n: { id: string }) => n.id === ids.wrenPublic);
     expect(wrenPublic).toMatchObject({

@@ -11,9 +11,7 @@ import { expectError } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { type Answer, HOST, startTestServer, type TestServer } from "./support/server.ts";
-import { AUTHOR_KEYS, FULL_NOTE_KEYS, ISO_MS, SNOWFLAKE } from "./support/shapes.ts";
-
-const OPTIONAL_KEYS = ["renote_id", "reply_to", "send_to"];
+import { FullNoteShape, ISO_MS, SNOWFLAKE } from "./support/shapes.ts";
 
 let server: TestServer;
 // alice writes most notes; fol follows alice; bob receives her direct notes; sam is a logged-in
@@ -56,8 +54,7 @@ function search(query: string | undefined, who?: Who, beforeId?: string): Promis
 /** Every item of a search answer has the full note shape (with reactions and author). */
 // biome-ignore lint/suspicious/noExplicitAny: answer items are read field by field
 function expectFullNote(item: any) {
-  const keys = sorted(item);
-  expect(keys.filter((k) => !OPTIONAL_KEYS.includes(k))).toEqual(FULL_NOTE_KEYS);
+  FullNoteShape.parse(item);
   expect(item.id).toMatch(SNOWFLAKE);
   expect(item.created_at).toMatch(ISO_MS);
   expect(typeof item.content).toBe("string");
@@ -65,7 +62,6 @@ function expectFullNote(item: any) {
   expect(["public", "home", "followers", "direct"]).toContain(item.visibility);
   expect(Array.isArray(item.attachment_files)).toBe(true);
   expect(Array.isArray(item.reactions)).toBe(true);
-  expect(sorted(item.author)).toEqual(AUTHOR_KEYS);
 }
 
 /** The ids a search answers, newest first; the answer must be 200 with full notes. */

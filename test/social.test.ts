@@ -7,11 +7,7 @@ import { createAnnouncement } from "../src/domain/announcements/service.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { type Answer, HOST, startTestServer, type TestServer } from "./support/server.ts";
-import { ISO_MS } from "./support/shapes.ts";
-
-const NOTIFICATION_KEYS = ["actor", "createdAt", "id", "type"];
-const REQUESTER_KEYS = ["avatar", "id", "name", "nickname"];
-const ANNOUNCEMENT_KEYS = ["createdAt", "description", "id", "title", "type", "unread"];
+import { AccountSummaryShape, AnnouncementShape, expectShape, ISO_MS, NotificationShape } from "./support/shapes.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -95,7 +91,7 @@ async function expectNotification(
   type: string,
   actor: TestAccount,
 ) {
-  expect(Object.keys(notification).sort()).toEqual(NOTIFICATION_KEYS);
+  expectShape(NotificationShape, notification);
   expect(notification).toEqual({
     id: expect.any(String),
     type,
@@ -104,7 +100,7 @@ async function expectNotification(
   });
   expect(notification.id).toMatch(/^[1-9][0-9]{0,19}$/);
   expect(notification.createdAt).toMatch(ISO_MS);
-  expect(Object.keys(notification.actor.account).sort()).toEqual(REQUESTER_KEYS);
+  expectShape(AccountSummaryShape, notification.actor.account);
 }
 
 describe("POST /accounts/{name}/follow", () => {
@@ -300,7 +296,7 @@ describe("follow requests to locked accounts", () => {
     const answer = await followRequests(bob);
     expect(answer.status).toBe(200);
     expect(answer.body).toHaveLength(2);
-    for (const entry of answer.body) expect(Object.keys(entry).sort()).toEqual(REQUESTER_KEYS);
+    for (const entry of answer.body) expectShape(AccountSummaryShape, entry);
     // The order of requests is not documented: compared as a set.
     expect(answer.body).toEqual(
       expect.arrayContaining([(await actorOf(alice)).account, (await actorOf(carol)).account]),
@@ -644,7 +640,7 @@ describe("GET /notifications and POST /notifications/{id}/read", () => {
     const page = await notifications(alice);
     expect(page.status).toBe(200);
     const [entry] = mine(page);
-    expect(Object.keys(entry).sort()).toEqual(ANNOUNCEMENT_KEYS);
+    expectShape(AnnouncementShape, entry);
     expect(entry).toEqual({
       id,
       title: "Maintenance",
