@@ -15,6 +15,7 @@ import { accountTimeline, timeline } from "../src/domain/timelines/service.ts";
 import { createLogger } from "../src/log.ts";
 import { closeServices, createServices } from "../src/services.ts";
 import { type Load, load } from "./load.ts";
+import { benchSerialise } from "./serialise.ts";
 import { startBenchServer } from "./server.ts";
 import { SqlProbe } from "./sql.ts";
 import { benchUpload } from "./upload.ts";
@@ -158,6 +159,7 @@ try {
     plans[name] = await probe.explainNotes(page);
   }
   plans["search (keyword)"] = await probe.explainNotes((ctx) => searchNotes(ctx, KEYWORD));
+  const serialise = await benchSerialise(probe.context);
   await probe.close();
 
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -199,11 +201,14 @@ try {
   console.log(
     `\nUpload 100 MB: ${upload.megabytesPerSecond} MB/s, peak RSS growth ${upload.peakRssGrowthMb} MB (goal < 64 MB)`,
   );
+  console.log(
+    `Serialising a home page of 20 notes (${serialise.bytes.toLocaleString("en")} bytes): JSON.stringify ${serialise.jsonStringifyMicros} µs, response schema ${serialise.schemaMicros} µs`,
+  );
   if (explain)
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, atSmall, atLarge, bareHome, queriesPerPage, goals, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);

@@ -15,7 +15,8 @@ export class SqlProbe {
 
   private constructor(
     private readonly db: PrismaClient,
-    private readonly ctx: Context,
+    /** The viewer's context, on the probe's connection. */
+    readonly context: Context,
     private readonly databaseUrl: string,
   ) {}
 
@@ -34,7 +35,7 @@ export class SqlProbe {
   /** The statements `page` sends, in order. */
   async statements(page: (ctx: Context) => Promise<unknown>): Promise<Statement[]> {
     this.captured.length = 0;
-    await page(this.ctx);
+    await page(this.context);
     return [...this.captured];
   }
 
