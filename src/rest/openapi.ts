@@ -206,7 +206,8 @@ export function openApiDocument(routes: Route[]): Json {
         "Every path is also served under /v0, with or without a trailing slash.",
         'Every failure is `{"error": CODE}`; each operation lists the codes of each status.',
         "A path that exists with another method answers 405 METHOD_NOT_ALLOWED with `Allow`;",
-        "an unknown path 404 NOT_FOUND (components.responses).",
+        "an unknown path 404 NOT_FOUND; a request not whole in time 408, headers over 16 KiB 431,",
+        "each INVALID_REQUEST with the connection closed (components.responses).",
       ].join(" "),
     },
     servers: [{ url: "/" }, { url: "/v0" }],
@@ -223,6 +224,8 @@ export function openApiDocument(routes: Route[]): Json {
       ),
       responses: {
         NotFound: { description: "NOT_FOUND: no such path", ...errorBody },
+        RequestTimeout: { description: "INVALID_REQUEST: the request did not arrive whole in time", ...errorBody },
+        HeadersTooLarge: { description: "INVALID_REQUEST: headers over 16 KiB", ...errorBody },
         MethodNotAllowed: {
           description: "METHOD_NOT_ALLOWED: the path exists with other methods",
           headers: {
