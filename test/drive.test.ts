@@ -620,6 +620,15 @@ describe("file serving", () => {
     expect(answer.headers["content-range"]).toBe(`bytes ${size - 10}-${size - 1}/${size}`);
   });
 
+  it("a suffix Range longer than the file -> 206 with the whole file (RFC 9110)", async () => {
+    for (const range of [`bytes=-${size}`, `bytes=-${size + 1}`, "bytes=-999999999"]) {
+      const answer = await fetchFile({ range });
+      expect(answer.status, range).toBe(206);
+      expect(answer.headers["content-range"], range).toBe(`bytes 0-${size - 1}/${size}`);
+      expect(answer.raw.equals(bytes), range).toBe(true);
+    }
+  });
+
   it("Range past the end -> 416 with Content-Range bytes */size", async () => {
     const answer = await fetchFile({ range: `bytes=${size}-` });
     expect(answer.status).toBe(416);

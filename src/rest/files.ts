@@ -28,7 +28,7 @@ export function fileReply(content: FileContent, request: Record<string, string |
   const rangeHeader = request.range;
   const ifRange = request["if-range"];
   if (rangeHeader && (ifRange === undefined || ifRange === etag)) {
-    const ranges = parseRange(size, rangeHeader, { combine: true });
+    const ranges = parseRange(size, wholeSuffixes(rangeHeader, size), { combine: true });
     if (ranges === -1) {
       return {
         status: 416,
@@ -51,4 +51,14 @@ export function fileReply(content: FileContent, request: Record<string, string |
     }
   }
   return { status: 200, headers: { ...headers, "content-length": String(size) }, body: content.read() };
+}
+
+/**
+ * A suffix range longer than the file (`bytes=-999` of 10 bytes) means the whole file (RFC 9110
+ * 14.1.2), which range-parser would call unsatisfiable: such a range is read as `0-`.
+ */
+function wholeSuffixes(header: string, size: number): string {
+  return header.replace(/(=|,)\s*-0*([1-9][0-9]*)\s*(?=,|$)/g, (match, lead: string, length: string) =>
+    Number(length) >= size ? `${lead}0-` : match,
+  );
 }
