@@ -9,4 +9,5 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY . .
 ENV HOST=0.0.0.0 NODE_ENV=production
 EXPOSE 3000
-CMD ["npm", "start"]
+# Node itself is PID 1's child of nothing: `docker stop` SIGTERM reaches the graceful shutdown.
+CMD ["node", "--import", "tsx", "src/main.ts"]

@@ -1,13 +1,13 @@
 // `npm start` end to end: an embedded PostgreSQL under DATA_DIR, migrations at start, data kept
 // across restarts, graceful shutdown on SIGTERM, and a bad setting stopping it with one line.
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "./support/net.ts";
-import { run, start } from "./support/process.ts";
+import { ROOT, run, start } from "./support/process.ts";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-start-"));
 // Reachable by the postgres user, so the cluster sits in DATA_DIR/pg itself (as root, an
@@ -30,6 +30,12 @@ async function startServer(port: number): Promise<{ child: ChildProcess; ms: num
   child.kill("SIGKILL");
   throw new Error("server did not answer /healthz within 30 s");
 }
+
+const answers = (port: number) =>
+  fetch(`http://127.0.0.1:${port}/healthz`).then(
+    (r) => r.ok,
+    () => false,
+  );
 
 async function stopServer(child: ChildProcess): Promise<number | null> {
   child.kill("SIGTERM");
@@ -64,6 +70,28 @@ describe("npm start", () => {
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
     expect(await stopServer(second.child)).toBe(0);
     // The embedded PostgreSQL stopped with the server.
+    expect(fs.existsSync(path.join(dataDir, "pg", "postmaster.pid"))).toBe(false);
+  });
+
+  it("stops gracefully when SIGTERM is sent to the `npm start` process itself", async () => {
+    const port = await freePort();
+    const { DATABASE_URL: _, ...env } = process.env;
+    // npm runs the script through `sh -c`; the script execs node, so npm's signal reaches it.
+    const npm = spawn("npm", ["start"], {
+      cwd: ROOT,
+      env: { ...env, PORT: String(port), DATA_DIR: dataDir, BCRYPT_COST: "4", LOG_LEVEL: "warn" },
+      stdio: "ignore",
+    });
+    const began = Date.now();
+    while (!(await answers(port))) {
+      if (npm.exitCode !== null || Date.now() - began > 60_000) throw new Error("npm start did not serve");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    npm.kill("SIGTERM");
+    const [code] = (await once(npm, "exit")) as [number | null];
+    expect(code).toBe(0);
+    // The server is gone, not orphaned: its port is closed and its embedded PostgreSQL stopped.
+    expect(await answers(port)).toBe(false);
     expect(fs.existsSync(path.join(dataDir, "pg", "postmaster.pid"))).toBe(false);
   });
 
