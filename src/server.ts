@@ -1,26 +1,17 @@
-// The Fastify app: the REST route table, GraphQL (yoga) with GraphiQL, health, OpenAPI and docs.
+// The Fastify app: the REST route table (health included), GraphQL, OpenAPI and its docs page.
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import { useGraphQlJit } from "@envelop/graphql-jit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { GraphQLError } from "graphql";
-import { processRequest } from "graphql-upload-minimal";
-import { createYoga, maskError } from "graphql-yoga";
 import type { Services } from "./domain/context.ts";
-import { MAX_FILE_SIZE } from "./domain/drive/service.ts";
-import { authenticate } from "./domain/sessions/caller.ts";
-import { schema } from "./graphql/index.ts";
-import { type ReceivedOperation, receiveUploads } from "./graphql/received-uploads.ts";
-import { beginIdempotent, type Idempotency, replay } from "./http/idempotency.ts";
-import { answerFor, sendError } from "./rest/errors.ts";
+import { mountGraphql } from "./graphql/mount.ts";
+import { JSON_BODY_LIMIT } from "./http/limits.ts";
+import { sendError } from "./rest/errors.ts";
 import { MethodIndex, mountRoutes } from "./rest/mount.ts";
 import { openApiDocument } from "./rest/openapi.ts";
 import { registerRateLimits } from "./rest/rate-limits.ts";
 import { routes } from "./rest/routes.ts";
-
-const JSON_BODY_LIMIT = 1024 * 1024;
 
 export async function buildServer(services: Services): Promise<FastifyInstance> {
   const app = Fastify({
@@ -105,111 +96,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   await app.register(swagger, { mode: "static", specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: "/docs" });
 
-  const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
-    schema,
-    // Each query document is compiled to JavaScript once and kept while yoga's parse cache keeps
-    // the document: a home page of 20 notes cost ~0.6 ms more server CPU through the generic
-    // executor than its REST view; compiled, about the same.
-    plugins: [useGraphQlJit()],
-    graphqlEndpoint: "/graphql",
-    graphiql: { title: "Murmur GraphiQL" },
-    // GraphiQL's scripts come from the package, not a CDN, so it works offline too; loaded on
-    // first use, as they weigh some 80 MB in memory.
-    renderGraphiQL: async (options) => (await import("@graphql-yoga/render-graphiql")).renderGraphiQL(options),
-    landingPage: false,
-    // Unexpected errors stay masked; a database out of reach is said as REST says it: 503
-    // SERVICE_UNAVAILABLE with Retry-After, so clients retry rather than report a bug.
-    maskedErrors: {
-      maskError: (error, message, isDev) => {
-        const cause = error instanceof GraphQLError ? error.originalError : error;
-        const answer = answerFor(cause);
-        if (answer.status !== 503) return maskError(error, message, isDev);
-        return new GraphQLError(answer.code, {
-          extensions: { code: answer.code, http: { status: 503, headers: answer.headers } },
-        });
-      },
-    },
-    // Bodies are bounded before yoga sees them: JSON by Fastify's 1 MiB limit, uploads by the
-    // streaming limits above. Yoga's own Content-Length check would refuse a legal 100 MB upload.
-    maxRequestBodySize: false,
-    logging: {
-      debug: (...args) => services.log.debug(args),
-      info: (...args) => services.log.info(args),
-      warn: (...args) => services.log.warn(args),
-      error: (...args) => services.log.error(args),
-    },
-    context: async ({ req }) => ({
-      ...services,
-      caller: await authenticate(services, req.headers.authorization, req.ip),
-    }),
-  });
-  // In its own context: multipart bodies here are GraphQL uploads, read as streams by
-  // graphql-upload-minimal rather than by a content-type parser.
-  await app.register(async (scope) => {
-    scope.addContentTypeParser("multipart/form-data", (_request, _payload, done) => done(null));
-    scope.route({
-      url: "/graphql",
-      method: ["GET", "POST", "OPTIONS"],
-      handler: async (request, reply) => {
-        const multipart = request.headers["content-type"]?.startsWith("multipart/form-data") ?? false;
-        if (multipart) {
-          try {
-            request.body = await processRequest(request.raw, reply.raw, {
-              maxFileSize: MAX_FILE_SIZE + 1,
-              maxFiles: 1,
-              maxFieldSize: JSON_BODY_LIMIT,
-            });
-          } catch {
-            return reply.code(400).send({ error: "INVALID_REQUEST" });
-          }
-        }
-        // Idempotency-Key on a GraphQL request: its JSON body is the fingerprint; an upload's
-        // files are received first, so their SHA-256 stands in it (an account's uploads only:
-        // nobody else may make the server read 100 MB).
-        let idempotent: Idempotency | undefined;
-        let uploads: ReceivedOperation | undefined;
-        if (request.method === "POST" && request.headers["idempotency-key"] !== undefined) {
-          try {
-            const caller = await authenticate(services, request.headers.authorization, request.ip);
-            if (!multipart || caller.account) {
-              uploads = multipart ? await receiveUploads(services, request.body) : undefined;
-              if (uploads) request.body = uploads.body;
-              idempotent = await beginIdempotent(services, caller, request, uploads?.fingerprint ?? request.body);
-            }
-          } catch (err) {
-            await uploads?.discard();
-            return sendError(request, reply, err);
-          }
-          if (idempotent && "replay" in idempotent) {
-            await uploads?.discard();
-            return replay(reply, idempotent.replay);
-          }
-        }
-        let response: Response;
-        let body: Buffer;
-        try {
-          response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
-          // Whole, not streamed: one write with a Content-Length rather than a chunked stream
-          // (no @defer or subscriptions are served).
-          body = Buffer.from(await response.arrayBuffer());
-        } catch (err) {
-          if (idempotent && "record" in idempotent) await idempotent.abandon();
-          throw err;
-        } finally {
-          await uploads?.discard();
-        }
-        const headers: Record<string, string> = {};
-        response.headers.forEach((value, key) => {
-          if (key !== "content-length") headers[key] = value;
-        });
-        if (idempotent && "record" in idempotent) {
-          await idempotent.record({ status: response.status, headers, body: body.toString() });
-        }
-        return reply.status(response.status).headers(headers).send(body);
-      },
-    });
-  });
-  methods.add("*", "/graphql");
+  await mountGraphql(app, services);
+  methods.add("GET", "/graphql");
+  methods.add("POST", "/graphql");
 
   return app;
 }

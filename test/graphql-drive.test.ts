@@ -110,12 +110,19 @@ describe("uploadFile", () => {
     });
   });
 
-  it("answers the REST codes: UNAUTHORIZED, UNSUPPORTED_FILE_TYPE, FILE_NAME_TOO_LONG, FILE_SIZE_TOO_BIG", async () => {
+  it("refuses an anonymous multipart request without a CSRF header: a form on another site cannot post it", async () => {
     const png = await image("png", 20, 20);
-    expect((await upload(png, "x.png", {})).body.data.uploadFile).toEqual({
-      __typename: "DomainError",
-      code: "UNAUTHORIZED",
-    });
+    const answer = await upload(png, "x.png", {});
+    expect(answer.status).toBe(403);
+    expect(answer.body.errors[0].message).toMatch(/CSRF/);
+  });
+
+  it("answers the REST codes: UNAUTHORIZED (HTTP 401), UNSUPPORTED_FILE_TYPE, FILE_NAME_TOO_LONG, FILE_SIZE_TOO_BIG", async () => {
+    const png = await image("png", 20, 20);
+    const anonymous = await upload(png, "x.png", {}, undefined, { "x-graphql-yoga-csrf": "1" });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers["www-authenticate"]).toBe("Bearer");
+    expect(anonymous.body.errors[0].extensions.code).toBe("UNAUTHORIZED");
     expect(
       (await upload(Buffer.from("<html><script>alert(1)</script>"), "x.png", {}, alice.token)).body.data.uploadFile
         .code,

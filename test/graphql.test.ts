@@ -33,6 +33,23 @@ async function gql(query: string, variables: Record<string, unknown> = {}, crede
   return answer.body.data;
 }
 
+/** POSTs a GraphQL operation whose credentials fail: the whole answer, not its data. */
+function gqlAnswer(query: string, variables: Record<string, unknown> = {}, credentials: Credentials = {}) {
+  return server.request("POST", "/graphql", {
+    body: { query, variables },
+    token: credentials.token,
+    headers: credentials.authorization ? { authorization: credentials.authorization } : {},
+  });
+}
+
+/** Credentials fail in GraphQL as in REST: HTTP 401 with WWW-Authenticate and the same code. */
+function expectCredentialFailure(rest: Answer, graphql: Answer, code: string): void {
+  expect({ status: rest.status, body: rest.body }).toEqual({ status: 401, body: { error: code } });
+  expect(graphql.status).toBe(401);
+  expect(graphql.headers["www-authenticate"]).toBe("Bearer");
+  expect(graphql.body.errors[0].extensions.code).toBe(code);
+}
+
 /** A REST error answer and a GraphQL DomainError result that carry the same code. */
 function expectAgree(rest: Answer, graphql: unknown, status: number, code: string): void {
   expect({ status: rest.status, body: rest.body }).toEqual({ status, body: { error: code } });
@@ -374,10 +391,10 @@ describe("account and viewer", () => {
     expectAgree(await server.request("GET", "/accounts/gqla_nobody"), data.account, 404, "ACCOUNT_NOT_FOUND");
   });
 
-  it("rejects an unusable credential on the public account query with INVALID_TOKEN, like REST", async () => {
-    const data = await gql(ACCOUNT, { name: "gqla_owen" }, { authorization: "Bearer abc" });
+  it("rejects an unusable credential on the public account query with HTTP 401 INVALID_TOKEN, like REST", async () => {
+    const answer = await gqlAnswer(ACCOUNT, { name: "gqla_owen" }, { authorization: "Bearer abc" });
     const rest = await server.request("GET", "/accounts/gqla_owen", { headers: { authorization: "Bearer abc" } });
-    expectAgree(rest, data.account, 401, "INVALID_TOKEN");
+    expectCredentialFailure(rest, answer, "INVALID_TOKEN");
   });
 
   it("viewer is the calling account, with its e-mail", async () => {
@@ -386,27 +403,27 @@ describe("account and viewer", () => {
     expect(data.viewer.data).toMatchObject({ id: pia.id, name: "@gqla_pia@murmur.test", email: pia.email });
   });
 
-  it("viewer without credentials is UNAUTHORIZED, like a REST route that requires them", async () => {
+  it("viewer without credentials is HTTP 401 UNAUTHORIZED, like a REST route that requires them", async () => {
     const rest = await server.request("PATCH", "/accounts/gqla_pia", { body: { bio: "x" } });
-    expectAgree(rest, (await gql(VIEWER)).viewer, 401, "UNAUTHORIZED");
+    expectCredentialFailure(rest, await gqlAnswer(VIEWER), "UNAUTHORIZED");
   });
 
-  it("viewer with an unusable credential is INVALID_TOKEN, like REST", async () => {
+  it("viewer with an unusable credential is HTTP 401 INVALID_TOKEN, like REST", async () => {
     for (const authorization of ["Bearer abc", `Bearer ${pia.refreshToken}`, "Basic abc"]) {
-      const data = await gql(VIEWER, {}, { authorization });
+      const answer = await gqlAnswer(VIEWER, {}, { authorization });
       const rest = await server.request("PATCH", "/accounts/gqla_pia", {
         body: { bio: "x" },
         headers: { authorization },
       });
-      expectAgree(rest, data.viewer, 401, "INVALID_TOKEN");
+      expectCredentialFailure(rest, answer, "INVALID_TOKEN");
     }
   });
 
-  it("viewer with an expired token is EXPIRED_TOKEN, like REST", async () => {
+  it("viewer with an expired token is HTTP 401 EXPIRED_TOKEN, like REST", async () => {
     const expired = await server.services.tokens.sign(BigInt(pia.id), "access", new Date(Date.now() - 901_000));
-    const data = await gql(VIEWER, {}, { token: expired.token });
+    const answer = await gqlAnswer(VIEWER, {}, { token: expired.token });
     const rest = await server.request("PATCH", "/accounts/gqla_pia", { body: { bio: "x" }, token: expired.token });
-    expectAgree(rest, data.viewer, 401, "EXPIRED_TOKEN");
+    expectCredentialFailure(rest, answer, "EXPIRED_TOKEN");
   });
 });
 
@@ -478,10 +495,10 @@ describe("updateAccount", () => {
     expectAgree(rest, data.updateAccount, 403, "NO_PERMISSION");
   });
 
-  it("rejects an update without credentials with UNAUTHORIZED, like REST", async () => {
-    const data = await gql(UPDATE_ACCOUNT, { name: "gqlu_uma", input: { bio: "x" } });
+  it("rejects an update without credentials with HTTP 401 UNAUTHORIZED, like REST", async () => {
+    const answer = await gqlAnswer(UPDATE_ACCOUNT, { name: "gqlu_uma", input: { bio: "x" } });
     const rest = await server.request("PATCH", "/accounts/gqlu_uma", { body: { bio: "x" } });
-    expectAgree(rest, data.updateAccount, 401, "UNAUTHORIZED");
+    expectCredentialFailure(rest, answer, "UNAUTHORIZED");
   });
 });
 

@@ -1,7 +1,10 @@
 // The Pothos schema builder: plugins and context. Types live one per file beside it.
 import SchemaBuilder from "@pothos/core";
+import ComplexityPlugin from "@pothos/plugin-complexity";
+import DataloaderPlugin from "@pothos/plugin-dataloader";
 import ErrorsPlugin from "@pothos/plugin-errors";
 import PrismaPlugin from "@pothos/plugin-prisma";
+import { DateTimeResolver } from "graphql-scalars";
 import type { FileUpload } from "graphql-upload-minimal";
 import type { Context } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -12,9 +15,12 @@ export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
   DefaultFieldNullability: false;
-  Scalars: { Upload: { Input: Promise<FileUpload>; Output: never } };
+  Scalars: {
+    Upload: { Input: Promise<FileUpload>; Output: never };
+    DateTime: { Input: Date; Output: Date };
+  };
 }>({
-  plugins: [ErrorsPlugin, PrismaPlugin],
+  plugins: [ErrorsPlugin, PrismaPlugin, ComplexityPlugin, DataloaderPlugin],
   defaultFieldNullability: false,
   prisma: {
     client: (ctx) => ctx.db,
@@ -22,9 +28,21 @@ export const builder = new SchemaBuilder<{
     filterConnectionTotalCount: true,
     onUnusedQuery: null,
   },
-  // A DomainError thrown by a service becomes a typed error result carrying its code.
-  errors: { defaultTypes: [DomainError] },
+  // A DomainError thrown by a service becomes a typed error result carrying its code, except a
+  // failure of the request's credentials: that one is the whole request's, HTTP 401 (mount.ts).
+  errors: {
+    defaultTypes: [DomainError],
+    onResolvedError: (error) => {
+      if (error instanceof DomainError && error.credentials) throw error;
+    },
+  },
+  // Each field's cost, for the bound checked before execution (bounds.ts): 1 a field, lists by
+  // their page size. Not checked again in resolvers.
+  complexity: { disabled: true, defaultComplexity: 1, defaultListMultiplier: 20 },
 });
+
+// ISO 8601 UTC with milliseconds (CONTRACT 2), as graphql-scalars writes and reads it.
+builder.addScalarType("DateTime", DateTimeResolver, {});
 
 builder.queryType({ description: "Reads. Each field calls the same domain service as its REST route." });
 builder.mutationType({ description: "Changes. Each field calls the same domain service as its REST route." });

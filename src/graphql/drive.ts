@@ -4,6 +4,7 @@ import { GraphQLUpload } from "graphql-upload-minimal";
 import * as drive from "../domain/drive/service.ts";
 import { fileUrl, thumbnailUrl } from "../domain/drive/urls.ts";
 import { builder, done } from "./builder.ts";
+import { AFTER_DESCRIPTION, connectionType, firstDescription, page, pageComplexity } from "./connection.ts";
 
 const Upload = builder.addScalarType("Upload", GraphQLUpload, {});
 
@@ -25,13 +26,24 @@ export const DriveFileRef = builder.prismaObject("DriveFile", {
   }),
 });
 
+const DriveFileConnection = connectionType(
+  "DriveFile",
+  DriveFileRef,
+  "A page of the caller's files, newest first. Pass `pageInfo.endCursor` as `after` for the next one.",
+);
+
 builder.queryFields((t) => ({
   driveFiles: t.field({
-    type: [DriveFileRef],
-    errors: {},
-    description: "The caller's files, newest first, 100 at a time.",
-    args: { before: t.arg.id() },
-    resolve: (_root, args, ctx) => drive.listDriveFiles(ctx, args.before?.toString()),
+    type: DriveFileConnection,
+    errors: { directResult: true },
+    complexity: pageComplexity(drive.DRIVE_PAGE),
+    description: "The caller's files, newest first.",
+    args: {
+      first: t.arg.int({ description: firstDescription(drive.DRIVE_PAGE) }),
+      after: t.arg.string({ description: AFTER_DESCRIPTION }),
+    },
+    resolve: (_root, args, ctx) =>
+      page(args, drive.DRIVE_PAGE, (after, limit) => drive.listDriveFiles(ctx, after, limit)),
   }),
   driveFile: t.field({
     type: DriveFileRef,

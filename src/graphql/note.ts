@@ -1,11 +1,15 @@
 // Notes, reactions and bookmarks. A Note is the service's NoteView: its author, reactions and
-// attachments come loaded in a fixed number of queries, so no field makes one query per note.
+// attachments come loaded in a fixed number of queries, and the notes it renotes or replies to
+// are loaded together for a whole page (a dataloader), so no field makes one query per note.
+import type { ImplementableObjectRef } from "@pothos/core";
 import * as bookmarks from "../domain/bookmarks/service.ts";
 import * as notes from "../domain/notes/service.ts";
 import * as reactions from "../domain/reactions/service.ts";
 import * as search from "../domain/search/service.ts";
+import { PAGE } from "../domain/timelines/page.ts";
 import { AccountRef } from "./account.ts";
 import { builder, done } from "./builder.ts";
+import { AFTER_DESCRIPTION, connectionType, firstDescription, page, pageComplexity } from "./connection.ts";
 import { DriveFileRef } from "./drive.ts";
 
 const VisibilityEnum = builder.enumType("Visibility", { values: ["public", "home", "followers", "direct"] as const });
@@ -17,8 +21,12 @@ const Reaction = builder.objectRef<notes.NoteView["reactions"][number]>("Reactio
   }),
 });
 
-export const NoteRef = builder.objectRef<notes.NoteView>("Note").implement({
-  description: "A note. Renotes and replies name their note by id; fetch it with `note` (it may be hidden).",
+// Declared with its type: its fields refer to it (renote, replyTo).
+export const NoteRef: ImplementableObjectRef<typeof builder.$inferSchemaTypes, notes.NoteView> =
+  builder.objectRef<notes.NoteView>("Note");
+
+NoteRef.implement({
+  description: "A note. A renote or reply loads its note (null when the caller may not see it).",
   fields: (t) => ({
     id: t.id({ resolve: (n) => n.id.toString() }),
     content: t.exposeString("content"),
@@ -27,7 +35,21 @@ export const NoteRef = builder.objectRef<notes.NoteView>("Note").implement({
     sendToId: t.id({ nullable: true, resolve: (n) => n.sendToId?.toString() ?? null }),
     renoteId: t.id({ nullable: true, resolve: (n) => n.renoteId?.toString() ?? null }),
     replyToId: t.id({ nullable: true, resolve: (n) => n.replyToId?.toString() ?? null }),
-    createdAt: t.string({ resolve: (n) => n.createdAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", resolve: (n) => n.createdAt }),
+    renote: t.loadable({
+      type: NoteRef,
+      nullable: true,
+      description: "The renoted note of a renote or quote.",
+      load: (ids: bigint[], ctx) => notes.visibleNotesByIds(ctx, ids),
+      resolve: (n) => n.renoteId,
+    }),
+    replyTo: t.loadable({
+      type: NoteRef,
+      nullable: true,
+      description: "The note this one replies to.",
+      load: (ids: bigint[], ctx) => notes.visibleNotesByIds(ctx, ids),
+      resolve: (n) => n.replyToId,
+    }),
     author: t.field({ type: AccountRef, resolve: (n) => n.author }),
     reactions: t.field({ type: [Reaction], resolve: (n) => n.reactions }),
     attachments: t.field({ type: [DriveFileRef], resolve: (n) => n.attachments.map((a) => a.file) }),
@@ -37,7 +59,7 @@ export const NoteRef = builder.objectRef<notes.NoteView>("Note").implement({
 const NoteInput = builder.inputType("NoteInput", {
   fields: (t) => ({
     content: t.string(),
-    visibility: t.string({ description: "public (default), home, followers or direct" }),
+    visibility: t.field({ type: VisibilityEnum, description: "Default: public." }),
     attachmentFileIds: t.idList(),
     cwComment: t.string(),
     sendTo: t.id({ description: "The addressee of a direct note: account id or name." }),
@@ -56,6 +78,12 @@ function noteInput(input: NoteInputShape | null | undefined): notes.NoteInput {
   };
 }
 
+export const NoteConnection = connectionType(
+  "Note",
+  NoteRef,
+  "A page of notes, newest first. Pass `pageInfo.endCursor` as `after` for the next one.",
+);
+
 builder.queryFields((t) => ({
   note: t.field({
     type: NoteRef,
@@ -64,18 +92,28 @@ builder.queryFields((t) => ({
     resolve: (_root, args, ctx) => notes.getNote(ctx, args.id.toString()),
   }),
   searchNotes: t.field({
-    type: [NoteRef],
-    errors: {},
-    description: "Search notes with the query language; at most 100, newest first; `before` pages further.",
-    args: { query: t.arg.string({ required: true }), before: t.arg.id() },
-    resolve: (_root, args, ctx) => search.searchNotes(ctx, args.query, args.before?.toString()),
+    type: NoteConnection,
+    errors: { directResult: true },
+    complexity: pageComplexity(search.SEARCH_PAGE),
+    description: "Search notes with the query language, newest first.",
+    args: {
+      query: t.arg.string({ required: true }),
+      first: t.arg.int({ description: firstDescription(search.SEARCH_PAGE) }),
+      after: t.arg.string({ description: AFTER_DESCRIPTION }),
+    },
+    resolve: (_root, args, ctx) =>
+      page(args, search.SEARCH_PAGE, (after, limit) => search.searchNotes(ctx, args.query, after, limit)),
   }),
   bookmarks: t.field({
-    type: [NoteRef],
-    errors: {},
-    description: "The caller's bookmarked notes, 20 a page, newest first.",
-    args: { before: t.arg.id() },
-    resolve: (_root, args, ctx) => bookmarks.listBookmarks(ctx, args.before?.toString()),
+    type: NoteConnection,
+    errors: { directResult: true },
+    complexity: pageComplexity(PAGE),
+    description: "The caller's bookmarked notes, newest first.",
+    args: {
+      first: t.arg.int({ description: firstDescription(PAGE) }),
+      after: t.arg.string({ description: AFTER_DESCRIPTION }),
+    },
+    resolve: (_root, args, ctx) => page(args, PAGE, (after, limit) => bookmarks.listBookmarks(ctx, after, limit)),
   }),
 }));
 

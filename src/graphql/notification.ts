@@ -1,7 +1,8 @@
-// Notifications and announcements.
+// Notifications (a connection) and announcements.
 import * as notifications from "../domain/notifications/service.ts";
 import { AccountRef } from "./account.ts";
 import { builder, done } from "./builder.ts";
+import { AFTER_DESCRIPTION, connectionType, page, pageComplexity } from "./connection.ts";
 
 const NotificationTypeEnum = builder.enumType("NotificationType", {
   values: ["followed", "followRequested", "followAccepted", "mentioned", "renoted", "reacted", "listed"] as const,
@@ -9,18 +10,40 @@ const NotificationTypeEnum = builder.enumType("NotificationType", {
 
 type NotificationRow = notifications.NotificationsPage["notifications"][number];
 
+const AccountActor = builder.objectRef<NotificationRow["actor"]>("AccountActor").implement({
+  description: "An account caused the notification.",
+  fields: (t) => ({ account: t.field({ type: AccountRef, resolve: (a) => a }) }),
+});
+
+const SystemActor = builder.objectRef<{ system: true }>("SystemActor").implement({
+  description: "The instance itself caused the notification (a notice from its moderators).",
+  fields: (t) => ({ system: t.boolean({ resolve: () => true }) }),
+});
+
+// Spec 2.11: an actor is an account or the system.
+const Actor = builder.unionType("Actor", {
+  types: [AccountActor, SystemActor],
+  resolveType: (actor) => ("system" in actor ? SystemActor : AccountActor),
+});
+
 const Notification = builder.objectRef<NotificationRow>("Notification").implement({
   fields: (t) => ({
     id: t.id({ resolve: (n) => n.id.toString() }),
     type: t.field({ type: NotificationTypeEnum, resolve: (n) => n.type }),
-    actor: t.field({ type: AccountRef, resolve: (n) => n.actor }),
+    actor: t.field({ type: Actor, resolve: (n) => n.actor ?? { system: true as const } }),
     noteId: t.id({ nullable: true, resolve: (n) => n.noteId?.toString() ?? null }),
     content: t.string({ nullable: true, resolve: (n) => n.content }),
     listId: t.id({ nullable: true, resolve: (n) => n.listId?.toString() ?? null }),
     read: t.boolean({ resolve: (n) => n.readAt !== null }),
-    createdAt: t.string({ resolve: (n) => n.createdAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", resolve: (n) => n.createdAt }),
   }),
 });
+
+const NotificationConnection = connectionType(
+  "Notification",
+  Notification,
+  "A page of notifications, newest first. Pass `pageInfo.endCursor` as `after` for the next one.",
+);
 
 const Announcement = builder.objectRef<notifications.AnnouncementView>("Announcement").implement({
   fields: (t) => ({
@@ -28,34 +51,54 @@ const Announcement = builder.objectRef<notifications.AnnouncementView>("Announce
     title: t.exposeString("title"),
     description: t.exposeString("description"),
     type: t.exposeString("type", { description: "info or warn" }),
-    createdAt: t.string({ resolve: (a) => a.createdAt.toISOString() }),
-    updatedAt: t.string({ nullable: true, resolve: (a) => a.updatedAt?.toISOString() ?? null }),
+    createdAt: t.field({ type: "DateTime", resolve: (a) => a.createdAt }),
+    updatedAt: t.field({ type: "DateTime", nullable: true, resolve: (a) => a.updatedAt }),
     unread: t.exposeBoolean("unread"),
   }),
 });
 
-const NotificationsPage = builder.objectRef<notifications.NotificationsPage>("NotificationsPage").implement({
-  fields: (t) => ({
-    announcements: t.field({ type: [Announcement], resolve: (p) => p.announcements }),
-    notifications: t.field({ type: [Notification], resolve: (p) => p.notifications }),
-  }),
-});
+const NOTIFICATIONS_PAGE = 50;
 
 builder.queryFields((t) => ({
   notifications: t.field({
-    type: NotificationsPage,
-    errors: {},
+    type: NotificationConnection,
+    errors: { directResult: true },
+    complexity: pageComplexity(30),
     args: {
-      limit: t.arg.int({ description: "1 to 50, default 30" }),
-      after: t.arg.string({ description: "ISO date: only what came from then on" }),
+      first: t.arg.int({ description: "1 to 50, default 30" }),
+      after: t.arg.string({ description: AFTER_DESCRIPTION }),
+      since: t.arg({ type: "DateTime", description: "Only what came from then on" }),
       includeRead: t.arg.boolean(),
     },
     resolve: (_root, args, ctx) =>
-      notifications.listNotifications(ctx, {
-        limit: args.limit ?? undefined,
-        after: args.after ?? undefined,
-        includeRead: args.includeRead ?? undefined,
+      page({ first: args.first ?? 30, after: args.after }, NOTIFICATIONS_PAGE, async (after, limit) => {
+        const found = await notifications.listNotifications(ctx, {
+          limit: limit - 1,
+          peek: true,
+          beforeId: after,
+          after: args.since?.toISOString(),
+          includeRead: args.includeRead ?? undefined,
+        });
+        return found.notifications;
       }),
+  }),
+  announcements: t.field({
+    type: [Announcement],
+    errors: {},
+    complexity: { field: 1, multiplier: 50 },
+    description: "The instance's announcements, newest first (at most 50).",
+    args: {
+      since: t.arg({ type: "DateTime", description: "Only what came from then on" }),
+      includeRead: t.arg.boolean(),
+    },
+    resolve: async (_root, args, ctx) =>
+      (
+        await notifications.listNotifications(ctx, {
+          limit: NOTIFICATIONS_PAGE,
+          after: args.since?.toISOString(),
+          includeRead: args.includeRead ?? undefined,
+        })
+      ).announcements,
   }),
 }));
 

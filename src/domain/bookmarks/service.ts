@@ -31,13 +31,14 @@ export async function unbookmark(ctx: Context, noteId: string): Promise<void> {
  * The caller's bookmarked notes it may still see, newest note first, 20 a page. With
  * `beforeId` and nothing older: NOTHING_LEFT (CONTRACT 6).
  */
-export async function listBookmarks(ctx: Context, beforeId?: string): Promise<NoteView[]> {
+/** `limit`: notes per page, at most PAGE + 1 (GraphQL asks one more to know if there is a next page). */
+export async function listBookmarks(ctx: Context, beforeId?: string, limit = PAGE): Promise<NoteView[]> {
   const caller = requireAccount(ctx);
   const before = parseBeforeId(beforeId);
   const notes = await ctx.db.note.findMany({
     where: { ...visibleTo(caller), bookmarks: { some: { accountId: caller.id } }, ...olderThan(before) },
     orderBy: { id: "desc" },
-    take: PAGE,
+    take: Math.min(limit, PAGE + 1),
     include: NOTE_INCLUDE,
   });
   return timelinePage(before, notes);

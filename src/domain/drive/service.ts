@@ -20,7 +20,7 @@ import { inspectMedia } from "./media.ts";
 
 export const MAX_FILE_SIZE = 104_857_600;
 export const MAX_FILE_NAME = 256;
-const PAGE = 100;
+export const DRIVE_PAGE = 100;
 
 /** An upload received into the scratch folder, not yet a drive file. */
 export interface ReceivedUpload {
@@ -173,12 +173,13 @@ function thumbnailKey(id: bigint): string {
 }
 
 /** GET /drive: the caller's files, newest first; `beforeId` pages further (extension). */
-export async function listDriveFiles(ctx: Context, beforeId?: string): Promise<DriveFile[]> {
+/** `limit`: files per page, at most DRIVE_PAGE + 1 (GraphQL asks one more to know if there is a next page). */
+export async function listDriveFiles(ctx: Context, beforeId?: string, limit = DRIVE_PAGE): Promise<DriveFile[]> {
   const owner = requireAccount(ctx);
   return ctx.db.driveFile.findMany({
     where: { ownerId: owner.id, ...olderThan(parseBeforeId(beforeId)) },
     orderBy: { id: "desc" },
-    take: PAGE,
+    take: Math.min(limit, DRIVE_PAGE + 1),
   });
 }
 

@@ -223,6 +223,17 @@ export async function findVisibleNote(ctx: Context, noteId: string): Promise<Not
 
 export const getNote = findVisibleNote;
 
+/** The notes of `ids` the caller may see, in one query: each id's note, or null. */
+export async function visibleNotesByIds(ctx: Context, ids: readonly bigint[]): Promise<(NoteView | null)[]> {
+  const viewer = optionalAccount(ctx);
+  const found = await ctx.db.note.findMany({
+    where: { id: { in: [...new Set(ids)] }, ...visibleTo(viewer) },
+    include: NOTE_INCLUDE,
+  });
+  const byId = new Map(found.map((note) => [note.id, note]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
+
 /** Renote: empty content makes a plain renote, content a quote. Only public and home notes. */
 export async function renote(ctx: Context, noteId: string, input: NoteInput): Promise<NoteView> {
   const author = requireAccount(ctx);

@@ -9,6 +9,10 @@ export interface NotificationsQuery {
   limit?: number;
   after?: string;
   includeRead?: boolean;
+  /** Only notifications older than this id (GraphQL's cursor); a later page has no announcements. */
+  beforeId?: string;
+  /** One notification more than `limit`, to tell whether there is a next page. */
+  peek?: boolean;
 }
 
 export interface AnnouncementView extends Announcement {
@@ -31,27 +35,43 @@ export async function listNotifications(ctx: Context, query: NotificationsQuery)
       throw new DomainError("INVALID_REQUEST");
   }
   const includeRead = query.includeRead ?? false;
+  const before = query.beforeId === undefined ? undefined : parseSnowflake(query.beforeId);
+  if (query.beforeId !== undefined && before === undefined) throw new DomainError("INVALID_REQUEST");
   const [notifications, announcements] = await Promise.all([
     ctx.db.notification.findMany({
-      where: { recipientId: caller.id, createdAt: { gte: after }, ...(includeRead ? {} : { readAt: null }) },
-      orderBy: { id: "desc" },
-      take: limit,
-      include: { actor: true },
-    }),
-    ctx.db.announcement.findMany({
       where: {
+        recipientId: caller.id,
         createdAt: { gte: after },
-        ...(includeRead ? {} : { reads: { none: { accountId: caller.id } } }),
+        ...(includeRead ? {} : { readAt: null }),
+        ...(before === undefined ? {} : { id: { lt: before } }),
       },
       orderBy: { id: "desc" },
-      take: limit,
-      include: { reads: { where: { accountId: caller.id }, select: { accountId: true } } },
+      take: limit + (query.peek ? 1 : 0),
+      include: { actor: true },
     }),
+    query.beforeId === undefined ? announcementsSince(ctx, caller.id, after, includeRead, limit) : [],
   ]);
-  return {
-    notifications,
-    announcements: announcements.map(({ reads, ...a }) => ({ ...a, unread: reads.length === 0 })),
-  };
+  return { notifications, announcements };
+}
+
+/** The announcements from `after` on, unread ones only unless `includeRead`, newest first. */
+async function announcementsSince(
+  ctx: Context,
+  callerId: bigint,
+  after: Date,
+  includeRead: boolean,
+  limit: number,
+): Promise<AnnouncementView[]> {
+  const announcements = await ctx.db.announcement.findMany({
+    where: {
+      createdAt: { gte: after },
+      ...(includeRead ? {} : { reads: { none: { accountId: callerId } } }),
+    },
+    orderBy: { id: "desc" },
+    take: limit,
+    include: { reads: { where: { accountId: callerId }, select: { accountId: true } } },
+  });
+  return announcements.map(({ reads, ...a }) => ({ ...a, unread: reads.length === 0 }));
 }
 
 /** Marks a notification of the caller's, or an announcement, read. */

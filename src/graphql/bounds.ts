@@ -1,0 +1,97 @@
+// Every GraphQL request is bounded before anything runs (CONTRACT 2): too long a document, more
+// than 20 aliases or root fields, deeper than 10 levels, or costlier than a bound (a list counts
+// by its page size, see the `complexity` of each paged field) is refused with HTTP 400 and
+// `errors`, in the parser or the validator: no resolver runs and the database is not touched.
+import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
+import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
+import { createComplexityRule } from "@pothos/plugin-complexity";
+import { GraphQLError, Kind, type ValidationRule, validate } from "graphql";
+import type { Plugin } from "graphql-yoga";
+
+export const MAX_ROOT_FIELDS = 20;
+export const MAX_ALIASES = 20;
+export const MAX_DEPTH = 10;
+/** A page of 20 notes with every field of theirs costs a few thousand. */
+export const MAX_COST = 50_000;
+export const MAX_TOKENS = 5_000;
+
+/** More than MAX_ROOT_FIELDS fields at the root of an operation, fragments included. */
+const rootFieldsRule: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    let count = 0;
+    const pending = [...node.selectionSet.selections];
+    while (pending.length) {
+      const selection = pending.pop();
+      if (selection?.kind === Kind.FIELD) count += 1;
+      else if (selection?.kind === Kind.INLINE_FRAGMENT) pending.push(...selection.selectionSet.selections);
+      else if (selection?.kind === Kind.FRAGMENT_SPREAD) {
+        const fragment = context.getFragment(selection.name.value);
+        if (fragment) pending.push(...fragment.selectionSet.selections);
+      }
+    }
+    if (count > MAX_ROOT_FIELDS) {
+      context.reportError(new GraphQLError(`Root fields limit of ${MAX_ROOT_FIELDS} exceeded, found ${count}.`));
+    }
+  },
+});
+
+function refused(error: Error): GraphQLError {
+  const extensions = error instanceof GraphQLError ? error.extensions : {};
+  return new GraphQLError(error.message, {
+    nodes: error instanceof GraphQLError ? error.nodes : undefined,
+    // `spec: false`: yoga would otherwise answer a legacy `application/json` client 200.
+    extensions: {
+      ...extensions,
+      code: extensions.code ?? "GRAPHQL_VALIDATION_FAILED",
+      http: { status: 400, spec: false },
+    },
+  });
+}
+
+/** Parse and validation failures are the client's: HTTP 400, whatever the Accept header says. */
+const refusedAs400: Plugin = {
+  onParse:
+    () =>
+    ({ result, replaceParseResult }) => {
+      if (result instanceof GraphQLError) replaceParseResult(refused(result));
+    },
+  onValidate: ({ context, validateFn, setValidationFn }) => {
+    const { variables, operationName } =
+      (context as { params?: { variables?: Record<string, unknown>; operationName?: string } }).params ?? {};
+    setValidationFn((schema, document, rules, typeInfo, options) => {
+      let errors: readonly Error[];
+      try {
+        errors = validateFn(schema, document, rules, typeInfo, options);
+      } catch (error) {
+        // An Armor limit, thrown at the first node past it.
+        errors = [error instanceof Error ? error : new Error(String(error))];
+      }
+      // The bounds of a valid document: its root fields, and Pothos' complexity rule for its
+      // depth and cost (each field's `complexity`, with the request's variables: `first: $n`
+      // counts as n). Run after the standard rules, so an unknown field is said once.
+      if (!errors.length) {
+        errors = validate(schema, document, [
+          rootFieldsRule,
+          createComplexityRule({
+            context,
+            variableValues: variables ?? {},
+            operationName,
+            maxDepth: MAX_DEPTH,
+            maxComplexity: MAX_COST,
+          }),
+        ]);
+      }
+      return errors.map(refused);
+    });
+  },
+};
+
+export function boundsPlugins(): Plugin[] {
+  return [
+    // Each throws its refusal from the parser or the validator, at once; refusedAs400 below
+    // turns it into a 400 answer.
+    maxTokensPlugin({ n: MAX_TOKENS }) as Plugin,
+    maxAliasesPlugin({ n: MAX_ALIASES, allowList: [] }) as Plugin,
+    refusedAs400,
+  ];
+}

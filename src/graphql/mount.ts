@@ -1,0 +1,173 @@
+// Serves GraphQL at /graphql (graphql-yoga, with GraphiQL in a browser), as rest/mount.ts serves
+// the route table: bounded before it runs, credentials failing as HTTP 401, CSRF prevention,
+// uploads streamed, Idempotency-Key on mutations.
+import { useGraphQlJit } from "@envelop/graphql-jit";
+import { useCSRFPrevention } from "@graphql-yoga/plugin-csrf-prevention";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { GraphQLError } from "graphql";
+import { processRequest } from "graphql-upload-minimal";
+import { createYoga, maskError } from "graphql-yoga";
+import type { Services } from "../domain/context.ts";
+import { MAX_FILE_SIZE } from "../domain/drive/service.ts";
+import { authenticate } from "../domain/sessions/caller.ts";
+import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
+import { JSON_BODY_LIMIT } from "../http/limits.ts";
+import { answerFor, sendError } from "../rest/errors.ts";
+import { boundsPlugins } from "./bounds.ts";
+import { schema } from "./index.ts";
+import { type ReceivedOperation, receiveUploads } from "./received-uploads.ts";
+
+/**
+ * Headers a browser sends only after a CORS preflight, so a request carrying one cannot come
+ * from another site's form: yoga's own, Apollo's, and Authorization (a Bearer token).
+ */
+const CSRF_HEADERS = ["x-graphql-yoga-csrf", "apollo-require-preflight", "authorization"];
+
+export async function mountGraphql(app: FastifyInstance, services: Services): Promise<void> {
+  const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
+    schema,
+    plugins: [
+      ...boundsPlugins(),
+      useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
+      // Each query document is compiled to JavaScript once and kept while yoga's parse cache
+      // keeps the document: a home page of 20 notes cost ~0.6 ms more server CPU through the
+      // generic executor than its REST view; compiled, about the same.
+      useGraphQlJit(),
+    ],
+    graphqlEndpoint: "/graphql",
+    // CORS is answered for every route alike by @fastify/cors (src/http/cors.ts).
+    cors: false,
+    // A JSON array of operations would multiply every bound by its length: refused.
+    batching: false,
+    graphiql: { title: "Murmur GraphiQL" },
+    // GraphiQL's scripts come from the package, not a CDN, so it works offline too; loaded on
+    // first use, as they weigh some 80 MB in memory.
+    renderGraphiQL: async (options) => (await import("@graphql-yoga/render-graphiql")).renderGraphiQL(options),
+    landingPage: false,
+    // Unexpected errors stay masked. Said as REST says them: credentials that are missing or
+    // unusable are HTTP 401 with WWW-Authenticate, so clients refresh their token as they would
+    // for REST; a database out of reach is 503 SERVICE_UNAVAILABLE with Retry-After.
+    maskedErrors: {
+      maskError: (error, message, isDev) => {
+        const cause = error instanceof GraphQLError ? error.originalError : error;
+        const answer = answerFor(cause);
+        if (answer.status !== 503 && answer.status !== 401) return maskError(error, message, isDev);
+        return new GraphQLError(answer.code, {
+          path: error instanceof GraphQLError ? error.path : undefined,
+          extensions: { code: answer.code, http: { status: answer.status, headers: answer.headers } },
+        });
+      },
+    },
+    // Bodies are bounded before yoga sees them: JSON by Fastify's 1 MiB limit, uploads by the
+    // streaming limits below. Yoga's own Content-Length check would refuse a legal 100 MB upload.
+    maxRequestBodySize: false,
+    logging: {
+      debug: (...args) => services.log.debug(args),
+      info: (...args) => services.log.info(args),
+      warn: (...args) => services.log.warn(args),
+      error: (...args) => services.log.error(args),
+    },
+    context: async ({ req }) => ({
+      ...services,
+      caller: await authenticate(services, req.headers.authorization, req.ip),
+    }),
+  });
+  // In its own context: multipart bodies here are GraphQL uploads, read as streams by
+  // graphql-upload-minimal rather than by a content-type parser.
+  await app.register(async (scope) => {
+    scope.addContentTypeParser("multipart/form-data", (_request, _payload, done) => done(null));
+    scope.route({
+      url: "/graphql",
+      method: ["GET", "POST"],
+      handler: async (request, reply) => {
+        const multipart = request.headers["content-type"]?.startsWith("multipart/form-data") ?? false;
+        // A multipart body is read here, before yoga's CSRF check sees it: checked first, so a
+        // form posted from another site is refused before a byte of its file is read.
+        if (multipart && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined)) {
+          return reply.code(403).send({
+            errors: [{ message: "Required CSRF header(s) not present", extensions: { code: "CSRF_HEADER_MISSING" } }],
+          });
+        }
+        if (multipart) {
+          try {
+            request.body = await processRequest(request.raw, reply.raw, {
+              maxFileSize: MAX_FILE_SIZE + 1,
+              maxFiles: 1,
+              maxFieldSize: JSON_BODY_LIMIT,
+            });
+          } catch {
+            return reply.code(400).send({ error: "INVALID_REQUEST" });
+          }
+        }
+        // Idempotency-Key on a GraphQL request: its JSON body is the fingerprint; an upload's
+        // files are received first, so their SHA-256 stands in it (an account's uploads only:
+        // nobody else may make the server read 100 MB).
+        let idempotent: Idempotency | undefined;
+        let uploads: ReceivedOperation | undefined;
+        if (request.method === "POST" && request.headers["idempotency-key"] !== undefined) {
+          try {
+            const caller = await authenticate(services, request.headers.authorization, request.ip);
+            if (!multipart || caller.account) {
+              uploads = multipart ? await receiveUploads(services, request.body) : undefined;
+              if (uploads) request.body = uploads.body;
+              idempotent = await beginIdempotent(services, caller, request, uploads?.fingerprint ?? request.body);
+            }
+          } catch (err) {
+            await uploads?.discard();
+            return sendError(request, reply, err);
+          }
+          if (idempotent && "replay" in idempotent) {
+            await uploads?.discard();
+            return replay(reply, idempotent.replay);
+          }
+        }
+        let response: Response;
+        let body: Buffer;
+        try {
+          response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+          // Whole, not streamed: one write with a Content-Length rather than a chunked stream
+          // (no @defer or subscriptions are served).
+          body = Buffer.from(await response.arrayBuffer());
+        } catch (err) {
+          if (idempotent && "record" in idempotent) await idempotent.abandon();
+          throw err;
+        } finally {
+          await uploads?.discard();
+        }
+        const headers: Record<string, string> = {};
+        response.headers.forEach((value, key) => {
+          if (key !== "content-length") headers[key] = value;
+        });
+        // A request error (it failed to parse, validate or keep within the bounds, so nothing ran
+        // and there is no `data`) is 400 for every client, as GraphQL over HTTP has it for
+        // application/graphql-response+json; yoga would answer application/json clients 200.
+        let status = response.status;
+        if (
+          status === 200 &&
+          body.subarray(0, 10).toString() === '{"errors":' &&
+          !("data" in JSON.parse(body.toString()))
+        ) {
+          status = 400;
+        }
+        // Yoga says an unsupported content type with an empty 415; clients get errors[] instead.
+        if (status === 415 && body.length === 0) {
+          headers["content-type"] = "application/json; charset=utf-8";
+          body = Buffer.from(
+            JSON.stringify({
+              errors: [
+                {
+                  message: "Unsupported Media Type: send application/json or multipart/form-data",
+                  extensions: { code: "UNSUPPORTED_MEDIA_TYPE" },
+                },
+              ],
+            }),
+          );
+        }
+        if (idempotent && "record" in idempotent) {
+          await idempotent.record({ status, headers, body: body.toString() });
+        }
+        return reply.status(status).headers(headers).send(body);
+      },
+    });
+  });
+}

@@ -1,0 +1,134 @@
+// GraphQL is bounded before anything runs (CONTRACT 2): too many aliases or root fields, too
+// deep, too costly (lists by their page size), too long, or batched: HTTP 400 with `errors`, no
+// SQL sent. And the endpoint's HTTP edges: CSRF prevention, 415 in the documented shape.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_ROOT_FIELDS } from "../src/graphql/bounds.ts";
+import { type CountingApp, countingApp } from "./support/counting.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let counting: CountingApp;
+beforeAll(async () => {
+  server = await startTestServer();
+  counting = await countingApp(server);
+});
+afterAll(async () => {
+  await counting.close();
+  await server.close();
+});
+
+/** POSTs `body` as JSON to /graphql of the counting app: its answer and the SQL it sent. */
+async function post(body: unknown, headers: Record<string, string> = {}) {
+  let answer: Awaited<ReturnType<typeof counting.app.inject>> | undefined;
+  const { queries } = await counting.count(async () => {
+    answer = await counting.app.inject({
+      method: "POST",
+      url: "/graphql",
+      headers: { "content-type": "application/json", ...headers },
+      payload: JSON.stringify(body),
+    });
+    return answer;
+  });
+  if (!answer) throw new Error("no answer");
+  return { status: answer.statusCode, body: answer.json(), queries };
+}
+
+const aliases = (n: number, field: string) =>
+  `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(" ")} }`;
+
+describe("GraphQL bounds", () => {
+  it("refuses 1,000 aliases of searchNotes with 400 before any SQL, the RSS all but unchanged", async () => {
+    const query = aliases(1000, 'searchNotes(query: "x") { ... on NoteConnection { edges { cursor } } }');
+    const rss = process.memoryUsage().rss;
+    const answer = await post({ query });
+    const grown = process.memoryUsage().rss - rss;
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors[0].message).toMatch(/alias|token/i);
+    expect(answer.body.data).toBeUndefined();
+    expect(answer.queries).toBe(0);
+    expect(grown).toBeLessThan(10 * 1024 * 1024);
+  });
+
+  it(`allows ${MAX_ALIASES} aliases and refuses ${MAX_ALIASES + 1}`, async () => {
+    expect((await post({ query: aliases(MAX_ALIASES, "__typename") })).status).toBe(200);
+    const refused = await post({ query: aliases(MAX_ALIASES + 1, "__typename") });
+    expect(refused.status).toBe(400);
+    expect(refused.queries).toBe(0);
+  });
+
+  it(`refuses more than ${MAX_ROOT_FIELDS} root fields, fragments counted`, async () => {
+    const fields = Array.from({ length: MAX_ROOT_FIELDS + 1 }, (_, i) => `f${i}: __typename`);
+    const query = `{ ...A ...B } fragment A on Query { ${fields.slice(0, 15).join(" ")} } fragment B on Query { ${fields.slice(15).join(" ")} }`;
+    const answer = await post({ query });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors.map((e: { message: string }) => e.message).join()).toMatch(/alias|root fields/i);
+  });
+
+  it(`refuses a document deeper than ${MAX_DEPTH} levels`, async () => {
+    // note -> author ... each level a selection; renotes of renotes nest without end.
+    const nested = (depth: number): string => (depth === 0 ? "id" : `id renote { ${nested(depth - 1)} }`);
+    const deep = `{ note(id: "1") { ... on QueryNoteSuccess { data { ${nested(MAX_DEPTH)} } } } }`;
+    const answer = await post({ query: deep });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors[0].extensions.code).toBe("QUERY_DEPTH");
+    expect(answer.queries).toBe(0);
+  });
+
+  it(`refuses a document costing more than ${MAX_COST.toLocaleString("en")}, lists counted by their page size`, async () => {
+    const page =
+      "edges { node { id content author { name } reactions { emoji reactedBy } attachments { url mime nsfw } } }";
+    const query = aliases(
+      MAX_ALIASES,
+      `searchNotes(query: "x", first: 100) { ... on NoteConnection { ${page} } }`,
+    );
+    const answer = await post({ query });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors[0].extensions.code).toBe("QUERY_COMPLEXITY");
+    expect(answer.queries).toBe(0);
+    // One such page is well within the bound.
+    const one = await post({
+      query: `{ searchNotes(query: "x", first: 100) { ... on NoteConnection { ${page} } } }`,
+    });
+    expect(one.status).toBe(200);
+  });
+
+  it("refuses a document too long to parse (over the token limit)", async () => {
+    const query = `{ ${"__typename ".repeat(6000)} }`;
+    const answer = await post({ query });
+    expect(answer.status).toBe(400);
+    expect(answer.queries).toBe(0);
+  });
+
+  it("refuses a batched request (a JSON array of operations)", async () => {
+    const answer = await post([{ query: "{ __typename }" }, { query: "{ __typename }" }]);
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the /graphql endpoint's HTTP edges", () => {
+  it("refuses a GET query without a CSRF header (a simple cross-site request), and runs it with one", async () => {
+    const simple = await server.app.inject({ method: "GET", url: "/graphql?query=%7B__typename%7D" });
+    expect(simple.statusCode).toBe(403);
+    const preflighted = await server.app.inject({
+      method: "GET",
+      url: "/graphql?query=%7B__typename%7D",
+      headers: { "x-graphql-yoga-csrf": "1", accept: "application/json" },
+    });
+    expect(preflighted.statusCode).toBe(200);
+    expect(preflighted.json()).toEqual({ data: { __typename: "Query" } });
+  });
+
+  it("answers an unsupported content type with 415 and errors[], not an empty body", async () => {
+    const answer = await server.app.inject({
+      method: "POST",
+      url: "/graphql",
+      headers: { "content-type": "text/plain", "x-graphql-yoga-csrf": "1" },
+      payload: "<query/>",
+    });
+    expect(answer.statusCode).toBe(415);
+    expect(answer.json()).toEqual({
+      errors: [expect.objectContaining({ extensions: { code: "UNSUPPORTED_MEDIA_TYPE" } })],
+    });
+  });
+});
