@@ -33,8 +33,7 @@ async function post(body: unknown, headers: Record<string, string> = {}) {
   return { status: answer.statusCode, body: answer.json(), queries };
 }
 
-const aliases = (n: number, field: string) =>
-  `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(" ")} }`;
+const aliases = (n: number, field: string) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(" ")} }`;
 
 describe("GraphQL bounds", () => {
   it("refuses 1,000 aliases of searchNotes with 400 before any SQL, the RSS all but unchanged", async () => {
@@ -77,10 +76,7 @@ describe("GraphQL bounds", () => {
   it(`refuses a document costing more than ${MAX_COST.toLocaleString("en")}, lists counted by their page size`, async () => {
     const page =
       "edges { node { id content author { name } reactions { emoji reactedBy } attachments { url mime nsfw } } }";
-    const query = aliases(
-      MAX_ALIASES,
-      `searchNotes(query: "x", first: 100) { ... on NoteConnection { ${page} } }`,
-    );
+    const query = aliases(MAX_ALIASES, `searchNotes(query: "x", first: 100) { ... on NoteConnection { ${page} } }`);
     const answer = await post({ query });
     expect(answer.status).toBe(400);
     expect(answer.body.errors[0].extensions.code).toBe("QUERY_COMPLEXITY");

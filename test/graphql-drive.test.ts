@@ -143,8 +143,8 @@ describe("drive queries and mutations", () => {
   it("lists, reads, flags and deletes the caller's files only", async () => {
     const { body } = await upload(await image("webp", 50, 50), "w.webp", {}, bob.token);
     const id = body.data.uploadFile.data.id;
-    const list = await gql(`{ driveFiles { ... on QueryDriveFilesSuccess { data { id } } } }`, {}, bob.token);
-    expect(list.driveFiles.data.map((f: { id: string }) => f.id)).toContain(id);
+    const list = await gql(`{ driveFiles { ... on DriveFileConnection { edges { node { id } } } } }`, {}, bob.token);
+    expect(list.driveFiles.edges.map((e: { node: { id: string } }) => e.node.id)).toContain(id);
 
     const other = await gql(
       `query ($id: ID!) { driveFile(id: $id) { ... on DomainError { code } } }`,

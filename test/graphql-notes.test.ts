@@ -75,11 +75,13 @@ describe("notes through GraphQL", () => {
     expect(again.react.code).toBe("ALREADY_REACTED");
 
     const page = await gql(
-      `{ notifications { ... on QueryNotificationsSuccess { data { notifications { type noteId content actor { name } } } } } }`,
+      `{ notifications { ... on NotificationConnection { edges { node { type noteId content actor { ... on AccountActor { account { name } } } } } } } }`,
       {},
       alice.token,
     );
-    expect(page.notifications.data.notifications.map((n: { type: string }) => n.type)).toEqual(["reacted", "renoted"]);
+    const nodes = page.notifications.edges.map((e: { node: { type: string } }) => e.node);
+    expect(nodes.map((n: { type: string }) => n.type)).toEqual(["reacted", "renoted"]);
+    expect(nodes[0].actor).toEqual({ account: { name: "@gn_bob@murmur.test" } });
 
     const denied = await gql(
       `mutation ($id: ID!) { deleteNote(noteId: $id) { ... on DomainError { code } } }`,
@@ -128,36 +130,41 @@ describe("searchNotes", () => {
     await server.request("POST", "/notes", { token: alice.token, body: { content: "another PARROT here" } });
     const rest = await server.request("GET", `/search/notes?query=${encodeURIComponent("parrot -another")}`);
     const data = await gql(
-      `query ($q: String!) { searchNotes(query: $q) { ... on QuerySearchNotesSuccess { data { id content } } } }`,
+      `query ($q: String!) { searchNotes(query: $q) { ... on NoteConnection { edges { node { id content } } } } }`,
       { q: "parrot -another" },
     );
-    expect(data.searchNotes.data).toEqual(
-      rest.body.map((n: { id: string; content: string }) => ({ id: n.id, content: n.content })),
-    );
-    expect(data.searchNotes.data.map((n: { content: string }) => n.content)).toEqual(["searchable parrot 🦜"]);
+    const found = data.searchNotes.edges.map((e: { node: unknown }) => e.node);
+    expect(found).toEqual(rest.body.map((n: { id: string; content: string }) => ({ id: n.id, content: n.content })));
+    expect(found.map((n: { content: string }) => n.content)).toEqual(["searchable parrot 🦜"]);
     const bad = await gql(`{ searchNotes(query: "(parrot") { ... on DomainError { code } } }`, {});
     expect(bad.searchNotes.code).toBe("INVALID_QUERY");
   });
 });
 
 describe("no query per note", () => {
-  it("answers a page of 20 bookmarked notes with as many SQL queries as a page of 1", async () => {
+  it("answers a page of 20 bookmarked quotes and replies, with the notes they quote and answer, in as many SQL queries as a page of 2", async () => {
     const counting = await countingApp(server);
     const dave = await account(server, "gn_dave");
     const png = await image("png", 16, 16);
-    const page = `{ bookmarks { ... on QueryBookmarksSuccess { data { ${NOTE} } } } }`;
+    const base = await server.request("POST", "/notes", { token: alice.token, body: { content: "the base" } });
+    const page = `{ bookmarks { ... on NoteConnection { edges { node { ${NOTE} renote { id author { name } } replyTo { id content } } } } } }`;
     const queriesFor = async () => {
       let notes = 0;
       const { queries } = await counting.count(async () => {
         const data = await gql(page, {}, dave.token, counting.app);
-        notes = data.bookmarks.data.length;
+        const nodes = data.bookmarks.edges.map((e: { node: Record<string, { id: string } | null> }) => e.node);
+        expect(
+          nodes.every((n: Record<string, { id: string } | null>) => (n.renote ?? n.replyTo)?.id === base.body.id),
+        ).toBe(true);
+        notes = nodes.length;
         return { statusCode: 200 };
       });
       return { queries, notes };
     };
     const bookmarkNew = async (n: number) => {
       const file = await uploadFile(server, alice, png, `p${n}.png`);
-      const created = await server.request("POST", "/notes", {
+      // Quotes and replies by turns: a page loads the notes they refer to as well.
+      const created = await server.request("POST", `/notes/${base.body.id}/${n % 2 ? "reply" : "renote"}`, {
         token: alice.token,
         body: { content: `note ${n}`, attachment_file_ids: [file.id] },
       });
@@ -166,11 +173,12 @@ describe("no query per note", () => {
     };
 
     await bookmarkNew(0);
+    await bookmarkNew(1);
     const one = await queriesFor();
-    for (let n = 1; n < 20; n++) await bookmarkNew(n);
+    for (let n = 2; n < 20; n++) await bookmarkNew(n);
     const twenty = await queriesFor();
-    console.log(`SQL queries for a GraphQL page of 1 note: ${one.queries}; of 20 notes: ${twenty.queries}`);
-    expect(one.notes).toBe(1);
+    console.log(`SQL queries for a GraphQL page of 2 notes: ${one.queries}; of 20 notes: ${twenty.queries}`);
+    expect(one.notes).toBe(2);
     expect(twenty.notes).toBe(20);
     expect(twenty.queries).toBe(one.queries);
     await counting.close();

@@ -31,7 +31,7 @@ const graphqlHome = () =>
     headers: { authorization: `Bearer ${reader.token}`, "content-type": "application/json" },
     payload: JSON.stringify({
       query:
-        "{ homeTimeline { ... on QueryHomeTimelineSuccess { data { edges { node { id author { name } reactions { emoji } attachments { url } } } } } } }",
+        "{ homeTimeline { ... on NoteConnection { edges { node { id author { name } reactions { emoji } attachments { url } } } } } }",
     }),
   });
 
