@@ -66,6 +66,12 @@ const env = z.object({
   BCRYPT_COST: integer(4, 15, 11),
   // Extension: requests in flight past which the server answers 503 instead of queueing more.
   MAX_IN_FLIGHT: integer(1, 100_000, 512),
+  // `*` (any origin) or origins separated by commas, each scheme://host[:port].
+  CORS_ORIGINS: optionalString.refine(
+    (v) =>
+      v === undefined || v.trim() === "*" || v.split(",").every((origin) => /^https?:\/\/[^/\s]+$/.test(origin.trim())),
+    "must be * or origins (scheme://host[:port]) separated by commas",
+  ),
   // Extensions: slow clients. A request must arrive whole within REQUEST_TIMEOUT_MS (long enough
   // for a 100 MB upload at 1 MB/s), its headers within HEADERS_TIMEOUT_MS; past either the
   // connection is answered 408 and closed.
@@ -95,6 +101,8 @@ export interface Config {
   bcryptCost: number;
   workerId: number;
   maxInFlight: number;
+  /** Origins browsers may call from; undefined: any. */
+  corsOrigins?: string[];
   requestTimeoutMs: number;
   headersTimeoutMs: number;
 }
@@ -137,6 +145,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     bcryptCost: e.BCRYPT_COST,
     workerId: e.WORKER_ID,
     maxInFlight: e.MAX_IN_FLIGHT,
+    corsOrigins:
+      e.CORS_ORIGINS === undefined || e.CORS_ORIGINS.trim() === "*"
+        ? undefined
+        : e.CORS_ORIGINS.split(",").map((origin) => origin.trim()),
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
   };

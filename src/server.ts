@@ -6,6 +6,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Services } from "./domain/context.ts";
 import { mountGraphql } from "./graphql/mount.ts";
+import { registerCors } from "./http/cors.ts";
 import { JSON_BODY_LIMIT } from "./http/limits.ts";
 import { sendError } from "./rest/errors.ts";
 import { MethodIndex, mountRoutes } from "./rest/mount.ts";
@@ -85,6 +86,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     return reply.code(404).send({ error: "NOT_FOUND" });
   });
 
+  await registerCors(app, services.config);
   const limits = await registerRateLimits(app, services);
   await mountRoutes(app, services, routes, limits);
   for (const r of routes) methods.add(r.method, r.path);
