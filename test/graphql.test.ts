@@ -575,8 +575,9 @@ describe("the /graphql endpoint", () => {
     expect(modern.body.data).toBeUndefined();
     expect(modern.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/^Syntax Error/) })]);
 
+    // A request error is 400 for application/json clients too (CONTRACT 2: refused with 400).
     const legacy = await requestError("{ viewer { ", "application/json");
-    expect(legacy.status).toBe(200);
+    expect(legacy.status).toBe(400);
     expect(legacy.body).toEqual(modern.body);
   });
 
@@ -585,7 +586,7 @@ describe("the /graphql endpoint", () => {
     expect(modern.status).toBe(400);
     expect(modern.body.data).toBeUndefined();
     expect(modern.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/nothingHere/) })]);
-    expect((await requestError("{ nothingHere }", "application/json")).status).toBe(200);
+    expect((await requestError("{ nothingHere }", "application/json")).status).toBe(400);
   });
 
   it("masks an unexpected error: no message, cause or stack reaches the client", async () => {
