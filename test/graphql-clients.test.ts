@@ -112,12 +112,16 @@ describe("urql with graphcache's relayPagination", () => {
     const query = connectionQuery(field, args, node);
     let after: string | null = null;
     let pages = 0;
-    let merged: { edges: { node: { id: string } }[]; pageInfo: { hasNextPage: boolean; endCursor: string } };
+    let merged: {
+      __typename: string;
+      edges: { node: { id: string } }[];
+      pageInfo: { hasNextPage: boolean; endCursor: string };
+    };
     do {
       const result = await client.query(query, { first: 2, after }).toPromise();
       expect(result.error, JSON.stringify(result.error)).toBeUndefined();
       merged = result.data[field];
-      expect(merged.__typename ?? "", JSON.stringify(merged)).not.toBe("DomainError");
+      expect(merged.__typename, JSON.stringify(merged)).not.toBe("DomainError");
       after = merged.pageInfo.endCursor;
       pages += 1;
     } while (merged.pageInfo.hasNextPage && pages < 20);
