@@ -99,6 +99,35 @@ describe("notes through GraphQL", () => {
     expect(gone.note.code).toBe("NOTE_NOT_FOUND");
   });
 
+  it("takes visibility as the Visibility enum; a value outside it is INVALID_VISIBILITY, as in REST", async () => {
+    const result =
+      "{ __typename ... on DomainError { code } ... on MutationCreateNoteSuccess { data { visibility } } }";
+    const literal = await gql(
+      `mutation { createNote(input: { content: "x", visibility: secret }) ${result} }`,
+      {},
+      alice.token,
+    );
+    expect(literal.createNote).toEqual({ __typename: "DomainError", code: "INVALID_VISIBILITY" });
+    const variable = await gql(
+      `mutation ($input: NoteInput!) { createNote(input: $input) ${result} }`,
+      { input: { content: "x", visibility: "secret" } },
+      alice.token,
+    );
+    expect(variable.createNote).toEqual({ __typename: "DomainError", code: "INVALID_VISIBILITY" });
+    const rest = await server.request("POST", "/notes", {
+      token: alice.token,
+      body: { content: "x", visibility: "secret" },
+    });
+    expect(rest.body).toEqual({ error: "INVALID_VISIBILITY" });
+    const known = await gql(
+      `mutation { createNote(input: { content: "x", visibility: followers }) ${result} }`,
+      {},
+      alice.token,
+    );
+    expect(known.createNote).toEqual({ __typename: "MutationCreateNoteSuccess", data: { visibility: "followers" } });
+    expect(await server.services.db.note.count({ where: { authorId: BigInt(alice.id), content: "x" } })).toBe(1);
+  });
+
   it("follows and reads follow requests like REST", async () => {
     const carol = await account(server, "gn_carol");
     await server.request("PATCH", "/accounts/gn_carol", { token: carol.token, body: { locked: true } });

@@ -9,5 +9,6 @@ import "./social.ts";
 import "./notification.ts";
 import "./timeline.ts";
 import "./list.ts";
+import { openEnums } from "./open-enum.ts";
 
-export const schema = builder.toSchema({ sortSchema: true });
+export const schema = openEnums(builder.toSchema({ sortSchema: true }));

@@ -11,8 +11,14 @@ import { AccountRef } from "./account.ts";
 import { builder, done } from "./builder.ts";
 import { AFTER_DESCRIPTION, connectionType, firstDescription, page, pageComplexity } from "./connection.ts";
 import { DriveFileRef } from "./drive.ts";
+import { OPEN_ENUM } from "./open-enum.ts";
 
-const VisibilityEnum = builder.enumType("Visibility", { values: ["public", "home", "followers", "direct"] as const });
+// Open (open-enum.ts): an unknown value in NoteInput reaches notes.createNote, which answers
+// INVALID_VISIBILITY as REST does; the input's type says the four, the runtime value may not be.
+const VisibilityEnum = builder.enumType("Visibility", {
+  values: ["public", "home", "followers", "direct"] as const,
+  extensions: OPEN_ENUM,
+});
 
 const Reaction = builder.objectRef<notes.NoteView["reactions"][number]>("Reaction").implement({
   fields: (t) => ({
@@ -59,7 +65,10 @@ NoteRef.implement({
 const NoteInput = builder.inputType("NoteInput", {
   fields: (t) => ({
     content: t.string(),
-    visibility: t.field({ type: VisibilityEnum, description: "Default: public." }),
+    visibility: t.field({
+      type: VisibilityEnum,
+      description: "Default: public. A value outside the enum is the INVALID_VISIBILITY result.",
+    }),
     attachmentFileIds: t.idList(),
     cwComment: t.string(),
     sendTo: t.id({ description: "The addressee of a direct note: account id or name." }),
