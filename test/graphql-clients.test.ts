@@ -19,23 +19,48 @@ import { startTestServer, type TestServer } from "./support/server.ts";
 
 const schemaText = fs.readFileSync(new URL("../schema.graphql", import.meta.url), "utf8");
 
-/** Each connection field, its arguments beside `first` and `after`, and the node fields read. */
-const CONNECTIONS: [string, string, string][] = [
-  ["homeTimeline", "", "id"],
-  ["globalTimeline", "", "id"],
-  ["accountTimeline", 'name: "gc_dan"', "id"],
-  ["bookmarks", "", "id"],
-  ["searchNotes", 'query: "paged"', "id"],
-  ["driveFiles", "", "id"],
-  ["notifications", "includeRead: true", "id"],
+/** The list whose timeline is paged: made in beforeAll, named in its query by this token. */
+const LIST_ID = "$LIST_ID";
+
+interface Connection {
+  field: string;
+  /** Its arguments beside `first` and `after`. */
+  args: string;
+  /** The node fields read; the first names each node. */
+  node: string;
+  type: string;
+  /** Its page size: `first` goes from 1 to it. */
+  size: number;
+}
+
+/** Every paged list of the schema. */
+const CONNECTIONS: Connection[] = [
+  { field: "homeTimeline", args: "", node: "id", type: "NoteConnection", size: 20 },
+  { field: "globalTimeline", args: "", node: "id", type: "NoteConnection", size: 20 },
+  { field: "accountTimeline", args: 'name: "gc_dan"', node: "id", type: "NoteConnection", size: 20 },
+  { field: "listTimeline", args: `listId: "${LIST_ID}"`, node: "id", type: "NoteConnection", size: 20 },
+  { field: "conversation", args: 'name: "gc_dan"', node: "id", type: "NoteConnection", size: 20 },
+  { field: "bookmarks", args: "", node: "id", type: "NoteConnection", size: 20 },
+  { field: "searchNotes", args: 'query: "paged"', node: "id", type: "NoteConnection", size: 100 },
+  { field: "driveFiles", args: "", node: "id", type: "DriveFileConnection", size: 100 },
+  { field: "notifications", args: "includeRead: true", node: "id", type: "NotificationConnection", size: 50 },
+  {
+    field: "conversations",
+    args: "",
+    node: "lastNoteId account { name }",
+    type: "ConversationConnection",
+    size: 100,
+  },
 ];
 
-const connectionQuery = (field: string, args: string, node: string) => `
+let listId = "";
+
+const connectionQuery = ({ field, args, node, type }: Connection) => `
   query Page${field}($first: Int, $after: String) {
-    ${field}(${args ? `${args}, ` : ""}first: $first, after: $after) {
+    ${field}(${args ? `${args.replace(LIST_ID, listId)}, ` : ""}first: $first, after: $after) {
       __typename
       ... on DomainError { code }
-      ... on ${field === "driveFiles" ? "DriveFileConnection" : field === "notifications" ? "NotificationConnection" : "NoteConnection"} {
+      ... on ${type} {
         edges { cursor node { ${node} } }
         pageInfo { hasNextPage endCursor }
       }
@@ -57,6 +82,23 @@ beforeAll(async () => {
     await server.request("POST", `/notes/${note.body.id}/reaction`, { token: cleo.token, body: { emoji: "👍" } });
   }
   await server.request("POST", "/notes", { token: cleo.token, body: { content: "paged by cleo" } });
+  const list = await server.request("POST", "/lists", { token: cleo.token, body: { title: "paged" } });
+  listId = list.body.id;
+  await server.request("POST", `/lists/${listId}`, { token: cleo.token, body: { account_id: [dan.id] } });
+  // Direct notes both ways between cleo and dan, and cleo's with three more partners.
+  for (let i = 0; i < 3; i++) {
+    await server.request("POST", "/notes", {
+      token: i % 2 ? dan.token : cleo.token,
+      body: { content: `direct ${i}`, visibility: "direct", send_to: i % 2 ? cleo.id : dan.id },
+    });
+  }
+  for (const name of ["gc_eve", "gc_fay", "gc_gus"]) {
+    const partner = await account(server, name);
+    await server.request("POST", "/notes", {
+      token: partner.token,
+      body: { content: "direct to cleo", visibility: "direct", send_to: cleo.id },
+    });
+  }
   const png = await image("png", 4, 4);
   for (let i = 0; i < 5; i++) await uploadFile(server, dan, png, `f${i}.png`);
   await server.app.listen({ port: 0, host: "127.0.0.1" });
@@ -68,7 +110,7 @@ describe("@graphql-codegen", () => {
   it("generates types for the schema and every connection query that compile", async () => {
     const output = await codegen({
       schema: parse(schemaText),
-      documents: CONNECTIONS.map(([field, args, node]) => ({ document: parse(connectionQuery(field, args, node)) })),
+      documents: CONNECTIONS.map((c) => ({ document: parse(connectionQuery(c)) })),
       // typescript-operations 6 writes the schema types an operation uses itself (with the
       // typescript plugin beside it, each enum would be declared twice).
       plugins: [{ typescriptOperations: {} }],
@@ -101,20 +143,30 @@ describe("@graphql-codegen", () => {
 describe("urql with graphcache's relayPagination", () => {
   const schema = graphqlSync({ schema: buildSchema(schemaText), source: getIntrospectionQuery() }).data as never;
 
-  it.each(CONNECTIONS)("pages %s to its end, 2 at a time, and past it gets empty edges", async (field, args, node) => {
+  it.each(CONNECTIONS)("pages $field to its end, 2 at a time, and past it gets empty edges", async (connection) => {
+    const { field } = connection;
     const who = field === "driveFiles" || field === "notifications" ? dan : cleo;
     const client = new Client({
       url,
-      exchanges: [cacheExchange({ schema, resolvers: { Query: { [field]: relayPagination() } } }), fetchExchange],
+      exchanges: [
+        cacheExchange({
+          schema,
+          // A conversation entry has no id of its own: embedded in its edge.
+          keys: { Conversation: () => null },
+          resolvers: { Query: { [field]: relayPagination() } },
+        }),
+        fetchExchange,
+      ],
       fetchOptions: { headers: { authorization: `Bearer ${who.token}` } },
       requestPolicy: "cache-first",
     });
-    const query = connectionQuery(field, args, node);
+    const query = connectionQuery(connection);
+    const key = connection.node.split(" ")[0];
     let after: string | null = null;
     let pages = 0;
     let merged: {
       __typename: string;
-      edges: { node: { id: string } }[];
+      edges: { node: Record<string, string> }[];
       pageInfo: { hasNextPage: boolean; endCursor: string };
     };
     do {
@@ -125,10 +177,17 @@ describe("urql with graphcache's relayPagination", () => {
       after = merged.pageInfo.endCursor;
       pages += 1;
     } while (merged.pageInfo.hasNextPage && pages < 20);
-    const ids = merged.edges.map((e) => e.node.id);
+    const ids = merged.edges.map((e) => e.node[key]);
     expect(ids.length).toBeGreaterThan(2);
     expect(new Set(ids).size).toBe(ids.length);
     expect(pages).toBe(Math.ceil(ids.length / 2));
+    // The pages merged are the whole list, as one page of the largest size gives it.
+    const whole = await server.request("POST", "/graphql", {
+      token: who.token,
+      body: { query, variables: { first: connection.size } },
+    });
+    expect(whole.body.data[field].pageInfo.hasNextPage).toBe(false);
+    expect(whole.body.data[field].edges.map((e: { node: Record<string, string> }) => e.node[key])).toEqual(ids);
     // Past the last cursor: empty edges and no next page, not NOTHING_LEFT.
     const past = await server.request("POST", "/graphql", {
       token: who.token,
@@ -137,16 +196,19 @@ describe("urql with graphcache's relayPagination", () => {
     expect(past.body.data[field]).toMatchObject({ edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
   });
 
-  it("refuses first outside 1..page size with INVALID_REQUEST, never one silent item", async () => {
-    for (const first of [0, -1, 21]) {
-      const answer = await server.request("POST", "/graphql", {
-        token: cleo.token,
-        body: { query: connectionQuery("homeTimeline", "", "id"), variables: { first } },
-      });
-      expect(answer.body.data.homeTimeline, String(first)).toEqual({
-        __typename: "DomainError",
-        code: "INVALID_REQUEST",
-      });
-    }
-  });
+  it.each(CONNECTIONS)(
+    "refuses $field's first outside 1..$size with INVALID_REQUEST, never one silent item",
+    async (connection) => {
+      for (const first of [0, -1, connection.size + 1]) {
+        const answer = await server.request("POST", "/graphql", {
+          token: cleo.token,
+          body: { query: connectionQuery(connection), variables: { first } },
+        });
+        expect(answer.body.data[connection.field], String(first)).toEqual({
+          __typename: "DomainError",
+          code: "INVALID_REQUEST",
+        });
+      }
+    },
+  );
 });

@@ -5,7 +5,14 @@ import { PAGE, type TimelineQuery } from "../domain/timelines/page.ts";
 import * as timelines from "../domain/timelines/service.ts";
 import { AccountRef } from "./account.ts";
 import { builder } from "./builder.ts";
-import { AFTER_DESCRIPTION, firstDescription, type PageArgs, page, pageComplexity } from "./connection.ts";
+import {
+  AFTER_DESCRIPTION,
+  connectionType,
+  firstDescription,
+  type PageArgs,
+  page,
+  pageComplexity,
+} from "./connection.ts";
 import { NoteConnection } from "./note.ts";
 
 interface TimelineArgs extends PageArgs {
@@ -25,12 +32,28 @@ function timelinePage(args: TimelineArgs, load: (query: TimelineQuery) => Promis
   );
 }
 
-const Conversation = builder.objectRef<timelines.Conversation>("Conversation").implement({
+/** A conversation entry with its cursor: the newest direct note between the two. */
+type ConversationEntry = timelines.Conversation & { id: bigint };
+
+const Conversation = builder.objectRef<ConversationEntry>("Conversation").implement({
   fields: (t) => ({
     account: t.field({ type: AccountRef, resolve: (c) => c.account }),
     updatedAt: t.field({ type: "DateTime", resolve: (c) => c.updatedAt }),
+    lastNoteId: t.id({
+      description: "The newest direct note between the two.",
+      resolve: (c) => c.lastNoteId.toString(),
+    }),
   }),
 });
+
+const ConversationConnection = connectionType(
+  "Conversation",
+  Conversation,
+  "A page of conversations, most recent first. Pass `pageInfo.endCursor` as `after` for the next one.",
+);
+
+/** Conversations a GraphQL page holds at most: as many as REST answers in one. */
+const CONVERSATIONS_PAGE = 100;
 
 builder.queryFields((t) => {
   const args = {
@@ -72,10 +95,18 @@ builder.queryFields((t) => {
       resolve: (_root, args, ctx) => timelinePage(args, (q) => timelines.conversation(ctx, args.name, q)),
     }),
     conversations: t.field({
-      type: [Conversation],
-      errors: {},
-      description: "The accounts the caller exchanged direct notes with, most recent first (at most 100).",
-      resolve: (_root, _args, ctx) => timelines.conversations(ctx),
+      type: ConversationConnection,
+      errors: { directResult: true },
+      complexity: pageComplexity(CONVERSATIONS_PAGE),
+      description: "The accounts the caller exchanged direct notes with, most recent exchange first.",
+      args: {
+        first: t.arg.int({ description: firstDescription(CONVERSATIONS_PAGE) }),
+        after: t.arg.string({ description: AFTER_DESCRIPTION }),
+      },
+      resolve: (_root, args, ctx) =>
+        page(args, CONVERSATIONS_PAGE, async (after, limit) =>
+          (await timelines.conversations(ctx, { beforeId: after, limit })).map((c) => ({ ...c, id: c.lastNoteId })),
+        ),
     }),
   };
 });

@@ -8,6 +8,7 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql } from "../notes/visibility.ts";
+import { parseBeforeId } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
@@ -60,13 +61,23 @@ export async function accountTimeline(ctx: Context, nameOrId: string, query: Tim
 export interface Conversation {
   account: Account;
   updatedAt: Date;
+  /** The newest direct note between the two: where the entry stands in the list. */
+  lastNoteId: bigint;
 }
 
 const CONVERSATIONS = 100;
 
-/** One entry per account the caller exchanged direct notes with, most recent first. */
-export async function conversations(ctx: Context): Promise<Conversation[]> {
+/**
+ * One entry per account the caller exchanged direct notes with, most recent first. `page`
+ * (GraphQL's connection) starts below an entry's `lastNoteId` and takes `limit` entries; REST
+ * takes the first 100.
+ */
+export async function conversations(
+  ctx: Context,
+  page: { beforeId?: string; limit?: number } = {},
+): Promise<Conversation[]> {
   const me = requireAccount(ctx);
+  const before = parseBeforeId(page.beforeId);
   const latest = await ctx.db.$queryRaw<{ partner: bigint; last: bigint }[]>`
     SELECT partner, max(id) AS last FROM (
       SELECT send_to_id AS partner, id FROM notes
@@ -75,12 +86,13 @@ export async function conversations(ctx: Context): Promise<Conversation[]> {
       SELECT author_id AS partner, id FROM notes
         WHERE send_to_id = ${me.id} AND visibility = 'direct'
     ) AS exchanged
-    GROUP BY partner ORDER BY last DESC LIMIT ${CONVERSATIONS}`;
+    GROUP BY partner ${before === undefined ? Prisma.empty : Prisma.sql`HAVING max(id) < ${before}`}
+    ORDER BY last DESC LIMIT ${Math.min(page.limit ?? CONVERSATIONS, CONVERSATIONS + 1)}`;
   const accounts = await ctx.db.account.findMany({ where: { id: { in: latest.map((r) => r.partner) } } });
   const byId = new Map(accounts.map((a) => [a.id, a]));
   return latest.flatMap((r) => {
     const account = byId.get(r.partner);
-    return account ? [{ account, updatedAt: snowflakeTime(r.last) }] : [];
+    return account ? [{ account, updatedAt: snowflakeTime(r.last), lastNoteId: r.last }] : [];
   });
 }
 
