@@ -115,6 +115,21 @@ describe("the /graphql endpoint's HTTP edges", () => {
     expect(preflighted.json()).toEqual({ data: { __typename: "Query" } });
   });
 
+  it("answers a body that is no GraphQL request with 400 and errors[], at once: {}, [], null, none, malformed JSON", async () => {
+    for (const payload of ["{}", "[]", "null", "0", "", "{nope"]) {
+      const answer = await server.app.inject({
+        method: "POST",
+        url: "/graphql",
+        headers: { "content-type": "application/json" },
+        payload,
+      });
+      expect({ payload, status: answer.statusCode }).toEqual({ payload, status: 400 });
+      expect(answer.json(), payload).toEqual({
+        errors: [expect.objectContaining({ message: expect.any(String), extensions: expect.anything() })],
+      });
+    }
+  });
+
   it("answers an unsupported content type with 415 and errors[], not an empty body", async () => {
     const answer = await server.app.inject({
       method: "POST",
@@ -126,5 +141,22 @@ describe("the /graphql endpoint's HTTP edges", () => {
     expect(answer.json()).toEqual({
       errors: [expect.objectContaining({ extensions: { code: "UNSUPPORTED_MEDIA_TYPE" } })],
     });
+    // A type Fastify has no parser for, and an empty body, are yoga's to refuse alike.
+    for (const [type, payload] of [
+      ["application/xml", "<query/>"],
+      ["text/plain", ""],
+    ]) {
+      const other = await server.app.inject({
+        method: "POST",
+        url: "/graphql",
+        headers: { "content-type": type, "x-graphql-yoga-csrf": "1" },
+        payload,
+      });
+      expect({ type, status: other.statusCode, body: other.json() }).toEqual({
+        type,
+        status: 415,
+        body: { errors: [expect.objectContaining({ extensions: { code: "UNSUPPORTED_MEDIA_TYPE" } })] },
+      });
+    }
   });
 });

@@ -1,6 +1,8 @@
 // Serves GraphQL at /graphql (graphql-yoga, with GraphiQL in a browser), as rest/mount.ts serves
 // the route table: bounded before it runs, credentials failing as HTTP 401, CSRF prevention,
 // uploads streamed, Idempotency-Key on mutations.
+
+import { Readable } from "node:stream";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { useCSRFPrevention } from "@graphql-yoga/plugin-csrf-prevention";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -76,6 +78,18 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
   // graphql-upload-minimal rather than by a content-type parser.
   await app.register(async (scope) => {
     scope.addContentTypeParser("multipart/form-data", (_request, _payload, done) => done(null));
+    // Request errors are GraphQL's here, `errors[]` rather than REST's `{"error"}`: JSON that
+    // does not parse is handed to yoga as text (it answers 400 "invalid JSON"), and any other
+    // type is read whole (within the JSON body limit) and left to yoga, which answers the ones it
+    // does not take with 415 (below).
+    const parseJson = scope.getDefaultJsonParser("error", "error");
+    scope.removeContentTypeParser("application/json");
+    scope.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+      const text = body.toString();
+      if (text.trim() === "") return done(null, undefined);
+      parseJson(request, text, (err, parsed) => done(null, err ? text : parsed));
+    });
+    scope.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => done(null, body));
     scope.route({
       url: "/graphql",
       method: ["GET", "POST"],
@@ -120,6 +134,14 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
             await uploads?.discard();
             return replay(reply, idempotent.replay);
           }
+        }
+        if (!multipart && request.method === "POST" && isEmpty(request.body)) {
+          // whatwg-node (under yoga) takes a parsed body only when it has keys, and otherwise
+          // reads the request's stream, which Fastify has already read: `{}`, `[]`, `null` or no
+          // body at all would wait forever. As a stream of their text, yoga answers them as any
+          // other body it cannot run (400, or 415 for a type it does not take).
+          const text = typeof request.body === "string" ? request.body : (JSON.stringify(request.body) ?? "");
+          request.body = Readable.from([text]);
         }
         let response: Response;
         let body: Buffer;
@@ -170,4 +192,9 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       },
     });
   });
+}
+
+/** A parsed body that whatwg-node would not take as one (no own keys). */
+function isEmpty(body: unknown): boolean {
+  return body === undefined || body === null || Object.keys(body).length === 0;
 }
