@@ -88,6 +88,19 @@ describe("GraphQL bounds", () => {
     expect(one.status).toBe(200);
   });
 
+  it("counts a page by its size whatever `first` says: out of range, the field itself answers INVALID_REQUEST", async () => {
+    const page =
+      "edges { node { id content author { name } reactions { emoji reactedBy } attachments { url mime nsfw } } }";
+    const query = `{
+      huge: searchNotes(query: "x", first: 100000000) { __typename ... on DomainError { code } ... on NoteConnection { ${page} } }
+      negative: searchNotes(query: "x", first: -100000000) { __typename ... on DomainError { code } ... on NoteConnection { ${page} } }
+    }`;
+    const answer = await post({ query });
+    expect(answer.status).toBe(200);
+    const refused = { __typename: "DomainError", code: "INVALID_REQUEST" };
+    expect(answer.body.data).toEqual({ huge: refused, negative: refused });
+  });
+
   it("refuses a document too long to parse (over the token limit)", async () => {
     const query = `{ ${"__typename ".repeat(6000)} }`;
     const answer = await post({ query });

@@ -58,29 +58,35 @@ const Announcement = builder.objectRef<notifications.AnnouncementView>("Announce
 });
 
 const NOTIFICATIONS_PAGE = 50;
+/** As REST's `limit` without one. */
+const NOTIFICATIONS_DEFAULT = 30;
 
 builder.queryFields((t) => ({
   notifications: t.field({
     type: NotificationConnection,
     errors: { directResult: true },
-    complexity: pageComplexity(30),
+    complexity: pageComplexity(NOTIFICATIONS_PAGE, NOTIFICATIONS_DEFAULT),
     args: {
-      first: t.arg.int({ description: "1 to 50, default 30" }),
+      first: t.arg.int({ description: `1 to ${NOTIFICATIONS_PAGE}, default ${NOTIFICATIONS_DEFAULT}` }),
       after: t.arg.string({ description: AFTER_DESCRIPTION }),
       since: t.arg({ type: "DateTime", description: "Only what came from then on" }),
       includeRead: t.arg.boolean(),
     },
     resolve: (_root, args, ctx) =>
-      page({ first: args.first ?? 30, after: args.after }, NOTIFICATIONS_PAGE, async (after, limit) => {
-        const found = await notifications.listNotifications(ctx, {
-          limit: limit - 1,
-          peek: true,
-          beforeId: after,
-          after: args.since?.toISOString(),
-          includeRead: args.includeRead ?? undefined,
-        });
-        return found.notifications;
-      }),
+      page(
+        { first: args.first ?? NOTIFICATIONS_DEFAULT, after: args.after },
+        NOTIFICATIONS_PAGE,
+        async (after, limit) => {
+          const found = await notifications.listNotifications(ctx, {
+            limit: limit - 1,
+            peek: true,
+            beforeId: after,
+            after: args.since?.toISOString(),
+            includeRead: args.includeRead ?? undefined,
+          });
+          return found.notifications;
+        },
+      ),
   }),
   announcements: t.field({
     type: [Announcement],
