@@ -128,6 +128,38 @@ describe("notes through GraphQL", () => {
     expect(await server.services.db.note.count({ where: { authorId: BigInt(alice.id), content: "x" } })).toBe(1);
   });
 
+  it("loads renote and replyTo as notes; one the caller may not see is null, its id still given", async () => {
+    const [erin, fred] = await Promise.all([account(server, "gn_erin"), account(server, "gn_fred")]);
+    await server.request("POST", `/accounts/${erin.name}/follow`, { token: fred.token });
+    const post = (token: string, url: string, body: unknown) => server.request("POST", url, { token, body });
+    const secret = await post(erin.token, "/notes", { content: "followers only", visibility: "followers" });
+    const reply = await post(fred.token, `/notes/${secret.body.id}/reply`, { content: "a public reply" });
+    const open = await post(erin.token, "/notes", { content: "for all" });
+    const renote = await post(fred.token, `/notes/${open.body.id}/renote`, {});
+    const query = `query ($reply: ID!, $renote: ID!) {
+      reply: note(id: $reply) { ... on QueryNoteSuccess { data { replyToId replyTo { id content } } } }
+      renote: note(id: $renote) { ... on QueryNoteSuccess { data { renoteId renote { id content author { name } } } } }
+    }`;
+    const ids = { reply: reply.body.id, renote: renote.body.id };
+    const anonymous = await gql(query, ids);
+    expect(anonymous.reply.data).toEqual({ replyToId: secret.body.id, replyTo: null });
+    expect(anonymous.renote.data).toEqual({
+      renoteId: open.body.id,
+      renote: { id: open.body.id, content: "for all", author: { name: "@gn_erin@murmur.test" } },
+    });
+    const follower = await gql(query, ids, fred.token);
+    expect(follower.reply.data.replyTo).toEqual({ id: secret.body.id, content: "followers only" });
+  });
+
+  it("gives every timestamp as DateTime: ISO 8601 UTC with milliseconds, the instant REST gives", async () => {
+    const created = await server.request("POST", "/notes", { token: alice.token, body: { content: "when" } });
+    const data = await gql(`query ($id: ID!) { note(id: $id) { ... on QueryNoteSuccess { data { createdAt } } } }`, {
+      id: created.body.id,
+    });
+    expect(data.note.data.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(data.note.data.createdAt).toBe(created.body.created_at);
+  });
+
   it("follows and reads follow requests like REST", async () => {
     const carol = await account(server, "gn_carol");
     await server.request("PATCH", "/accounts/gn_carol", { token: carol.token, body: { locked: true } });
