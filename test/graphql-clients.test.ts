@@ -1,11 +1,12 @@
 // GraphQL as client tooling meets it: @graphql-codegen generates types from schema.graphql and
-// our operations that compile, and urql with graphcache's relayPagination pages every connection
+// our operations that compile and that real answers satisfy, and urql with graphcache's relayPagination pages every connection
 // to its end against a real server, the page past the end being empty.
 import fs from "node:fs";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { codegen } from "@graphql-codegen/core";
+import * as typescript from "@graphql-codegen/typescript";
 import * as typescriptOperations from "@graphql-codegen/typescript-operations";
 import { Client, fetchExchange } from "@urql/core";
 import { cacheExchange } from "@urql/exchange-graphcache";
@@ -106,34 +107,78 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+/** A mutation beside the connection queries: NoteInput's enum and the DateTime scalar as inputs go through too. */
+const CREATE_NOTE = `
+  mutation CreateNote($input: NoteInput!) {
+    createNote(input: $input) {
+      __typename
+      ... on DomainError { code }
+      ... on MutationCreateNoteSuccess { data { id visibility createdAt renote { id } replyTo { id } } }
+    }
+  }`;
+
 describe("@graphql-codegen", () => {
-  it("generates types for the schema and every connection query that compile", async () => {
-    const output = await codegen({
-      schema: parse(schemaText),
-      documents: CONNECTIONS.map((c) => ({ document: parse(connectionQuery(c)) })),
-      // typescript-operations 6 writes the schema types an operation uses itself (with the
-      // typescript plugin beside it, each enum would be declared twice).
+  it("generates schema and operation types that compile, and real answers type-check against them", async () => {
+    const schema = parse(schemaText);
+    const config = { scalars: { DateTime: "string", Upload: "unknown" } };
+    // Two modules: typescript-operations 6 writes the schema types its operations use itself, so
+    // in one file with the typescript plugin's output each enum would be declared twice.
+    const schemaTypes = await codegen({
+      schema,
+      documents: [],
+      plugins: [{ typescript: {} }],
+      pluginMap: { typescript },
+      filename: "schema-types.ts",
+      config,
+    });
+    const operations = await codegen({
+      schema,
+      documents: [...CONNECTIONS.map(connectionQuery), CREATE_NOTE].map((text) => ({ document: parse(text) })),
       plugins: [{ typescriptOperations: {} }],
       pluginMap: { typescriptOperations },
-      filename: "graphql.ts",
-      config: { scalars: { DateTime: "string", Upload: "unknown" } },
+      filename: "operations.ts",
+      config,
     });
+    expect(operations).toContain("export type PagehomeTimelineQuery");
+    // Each connection's first page as the server answers it, typed by its generated query type,
+    // and a note's input typed by the schema's.
+    const answers: string[] = [
+      'import type * as Op from "./operations.ts";',
+      'import * as Schema from "./schema-types.ts";',
+    ];
+    for (const connection of CONNECTIONS) {
+      const who = connection.field === "driveFiles" || connection.field === "notifications" ? dan : cleo;
+      const answer = await server.request("POST", "/graphql", {
+        token: who.token,
+        body: { query: connectionQuery(connection), variables: { first: 2 } },
+      });
+      answers.push(
+        `export const ${connection.field}: Op.Page${connection.field}Query = ${JSON.stringify(answer.body.data)};`,
+      );
+    }
+    answers.push('export const input: Schema.NoteInput = { content: "hi", visibility: Schema.Visibility.Followers };');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-codegen-"));
     try {
-      fs.writeFileSync(path.join(dir, "graphql.ts"), output);
-      const program = ts.createProgram([path.join(dir, "graphql.ts")], {
-        strict: true,
-        noEmit: true,
-        skipLibCheck: true,
-        target: ts.ScriptTarget.ES2022,
-        lib: ["lib.es2022.d.ts"],
-        types: [],
-      });
+      const files = { "schema-types.ts": schemaTypes, "operations.ts": operations, "answers.ts": answers.join("\n") };
+      for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+      const program = ts.createProgram(
+        Object.keys(files).map((name) => path.join(dir, name)),
+        {
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          allowImportingTsExtensions: true,
+          module: ts.ModuleKind.ESNext,
+          moduleResolution: ts.ModuleResolutionKind.Bundler,
+          target: ts.ScriptTarget.ES2022,
+          lib: ["lib.es2022.d.ts"],
+          types: [],
+        },
+      );
       const diagnostics = ts
         .getPreEmitDiagnostics(program)
-        .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+        .map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
       expect(diagnostics).toEqual([]);
-      expect(output).toContain("export type PagehomeTimelineQuery");
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
