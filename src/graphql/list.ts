@@ -9,7 +9,7 @@ const List = builder.objectRef<lists.ListView>("List").implement({
     id: t.id({ resolve: (l) => l.id.toString() }),
     title: t.exposeString("title"),
     public: t.exposeBoolean("public"),
-    assignees: t.field({ type: [AccountRef], resolve: (l) => l.members.map((m) => m.account) }),
+    assignees: t.field({ type: [AccountRef], resolve: (l) => l.assignees.map((m) => m.account) }),
   }),
 });
 

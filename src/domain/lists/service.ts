@@ -1,9 +1,9 @@
 // Lists (spec 4.4, 2.9; CONTRACT 6): only the owner changes a list or sees a private one;
-// assigning is all-or-nothing, and new members of a public list are notified (`listed`).
+// assigning is all-or-nothing, and new assignees of a public list are notified (`listed`).
 import { orGone, Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
-import { findAccount } from "../accounts/service.ts";
+import { findAccount, PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
@@ -15,11 +15,15 @@ import { authorsPage, type TimelineQuery } from "../timelines/page.ts";
 export const MAX_TITLE = 100;
 export const MAX_TARGETS = 30;
 
-const WITH_MEMBERS = {
-  members: { orderBy: { createdAt: "asc" }, include: { account: true } },
+// Assignees are shown, so only their public columns are read (never the passphrase hash).
+const WITH_ASSIGNEES = {
+  assignees: {
+    orderBy: { createdAt: "asc" },
+    select: { accountId: true, account: { select: PUBLIC_ACCOUNT_SELECT } },
+  },
 } satisfies Prisma.ListInclude;
 
-export type ListView = Prisma.ListGetPayload<{ include: typeof WITH_MEMBERS }>;
+export type ListView = Prisma.ListGetPayload<{ include: typeof WITH_ASSIGNEES }>;
 
 /** What decides who sees a list. */
 const LIST_RULE = { id: true, ownerId: true, public: true } satisfies Prisma.ListSelect;
@@ -34,7 +38,7 @@ function checkTitle(title: string): void {
 async function visibleList(ctx: Context, listId: string): Promise<ListView> {
   const viewer = optionalAccount(ctx);
   const id = parseSnowflake(listId);
-  const list = id === undefined ? null : await ctx.db.list.findUnique({ where: { id }, include: WITH_MEMBERS });
+  const list = id === undefined ? null : await ctx.db.list.findUnique({ where: { id }, include: WITH_ASSIGNEES });
   return seenBy(list, viewer);
 }
 
@@ -57,7 +61,7 @@ export async function createList(ctx: Context, input: { title: string; public?: 
   checkTitle(input.title);
   return ctx.db.list.create({
     data: { id: ctx.ids.next(), ownerId: owner.id, title: input.title, public: input.public ?? false },
-    include: WITH_MEMBERS,
+    include: WITH_ASSIGNEES,
   });
 }
 
@@ -74,7 +78,7 @@ export async function updateList(
     ctx.db.list.update({
       where: { id: list.id },
       data: { title: input.title, public: input.public },
-      include: WITH_MEMBERS,
+      include: WITH_ASSIGNEES,
     }),
     "LIST_NOTFOUND",
   );
@@ -89,7 +93,7 @@ export async function listsOf(ctx: Context, nameOrId: string): Promise<ListView[
   return ctx.db.list.findMany({
     where: { ownerId: owner.id, ...(viewer?.id === owner.id ? {} : { public: true }) },
     orderBy: { id: "asc" },
-    include: WITH_MEMBERS,
+    include: WITH_ASSIGNEES,
     take: 1000,
   });
 }
@@ -100,20 +104,20 @@ async function targets(ctx: Context, ids: string[]): Promise<bigint[]> {
   if (ids.length === 0) throw new DomainError("INVALID_REQUEST");
   const parsed = ids.map((id) => parseSnowflake(id));
   if (parsed.some((id) => id === undefined)) throw new DomainError("ACCOUNT_NOT_FOUND");
-  // In id order, so concurrent changes to the same members lock their rows in one order.
+  // In id order, so concurrent changes to the same assignees lock their rows in one order.
   const unique = [...new Set(parsed as bigint[])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const found = await ctx.db.account.count({ where: { id: { in: unique } } });
   if (found !== unique.length) throw new DomainError("ACCOUNT_NOT_FOUND");
   return unique;
 }
 
-/** Adds members, all or none; each new member of a public list is notified. Returns the ids. */
+/** Assigns accounts, all or none; each new assignee of a public list is notified. Returns the ids. */
 export async function assign(ctx: Context, listId: string, accountIds: string[]): Promise<bigint[]> {
   const owner = requireAccount(ctx);
   const list = await ownList(ctx, listId);
   const ids = await targets(ctx, accountIds);
   await ctx.db.$transaction(async (tx) => {
-    // Only the rows this request inserts are new members: a concurrent assignment of the same
+    // Only the rows this request inserts are new assignees: a concurrent assignment of the same
     // account inserts it once, so it is notified once.
     const added = await tx.listMember.createManyAndReturn({
       data: ids.map((accountId) => ({ listId: list.id, accountId })),
@@ -139,12 +143,12 @@ export async function deleteList(ctx: Context, listId: string): Promise<void> {
   await orGone(ctx.db.list.delete({ where: { id: list.id } }), "LIST_NOTFOUND");
 }
 
-/** The members' notes the caller may see, direct ones apart, newest first. */
+/** The assignees' notes the caller may see, direct ones apart, newest first. */
 export async function listNotes(ctx: Context, listId: string, query: TimelineQuery): Promise<NoteView[]> {
   const viewer = requireAccount(ctx);
   const id = parseSnowflake(listId);
   const found = id === undefined ? null : await ctx.db.list.findUnique({ where: { id }, select: LIST_RULE });
   const list = seenBy(found, viewer);
-  const members = Prisma.sql`SELECT account_id FROM list_members WHERE list_id = ${list.id}`;
-  return authorsPage(ctx, viewer, members, query);
+  const assignees = Prisma.sql`SELECT account_id FROM list_members WHERE list_id = ${list.id}`;
+  return authorsPage(ctx, viewer, assignees, query);
 }

@@ -33,6 +33,6 @@ export function listCreatedView(list: Pick<List, "id" | "title" | "public">): z.
 export function listView(ctx: Context, list: lists.ListView): z.infer<typeof ListShape> {
   return {
     ...listCreatedView(list),
-    assignees: list.members.map((m) => ({ id: m.accountId.toString(), name: qualifiedNameOf(ctx, m.account) })),
+    assignees: list.assignees.map((m) => ({ id: m.accountId.toString(), name: qualifiedNameOf(ctx, m.account) })),
   };
 }
