@@ -119,6 +119,9 @@ describe("the /graphql endpoint's HTTP edges", () => {
   it("refuses a GET query without a CSRF header (a simple cross-site request), and runs it with one", async () => {
     const simple = await server.app.inject({ method: "GET", url: "/graphql?query=%7B__typename%7D" });
     expect(simple.statusCode).toBe(403);
+    expect(simple.json()).toEqual({
+      errors: [{ message: expect.any(String), extensions: { code: "CSRF_HEADER_MISSING" } }],
+    });
     const preflighted = await server.app.inject({
       method: "GET",
       url: "/graphql?query=%7B__typename%7D",

@@ -25,6 +25,11 @@ import { type ReceivedOperation, receiveUploads } from "./received-uploads.ts";
  */
 const CSRF_HEADERS = ["x-graphql-yoga-csrf", "apollo-require-preflight", "authorization"];
 
+/** A request without any of CSRF_HEADERS that a browser could have sent from another site. */
+const CSRF_REFUSAL = {
+  errors: [{ message: "Required CSRF header(s) not present", extensions: { code: "CSRF_HEADER_MISSING" } }],
+};
+
 export async function mountGraphql(app: FastifyInstance, services: Services): Promise<void> {
   const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
     schema,
@@ -98,9 +103,7 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
         // A multipart body is read here, before yoga's CSRF check sees it: checked first, so a
         // form posted from another site is refused before a byte of its file is read.
         if (multipart && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined)) {
-          return reply.code(403).send({
-            errors: [{ message: "Required CSRF header(s) not present", extensions: { code: "CSRF_HEADER_MISSING" } }],
-          });
+          return reply.code(403).send(CSRF_REFUSAL);
         }
         if (multipart) {
           try {
@@ -170,6 +173,11 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
           !("data" in JSON.parse(body.toString()))
         ) {
           status = 400;
+        }
+        // Yoga's CSRF refusal (its only 403) carries no code: the same answer as ours above.
+        if (status === 403 && !body.includes('"code"')) {
+          headers["content-type"] = "application/json; charset=utf-8";
+          body = Buffer.from(JSON.stringify(CSRF_REFUSAL));
         }
         // Yoga says an unsupported content type with an empty 415; clients get errors[] instead.
         if (status === 415 && body.length === 0) {
