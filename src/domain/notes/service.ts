@@ -1,5 +1,5 @@
 // Notes (spec 4.3, 2.4; CONTRACT 5): create, renote (plain or quote), reply, get and delete.
-import { foreignKeyViolation, type Prisma } from "../../db/client.ts";
+import { foreignKeyViolation, Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
 import { recordSearchChange } from "../../search/outbox.ts";
@@ -7,8 +7,8 @@ import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findAccount, PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
-import { type NotificationInput, notify } from "../notifications/notify.ts";
-import { optionalAccount, requireAccount, roleRank } from "../sessions/caller.ts";
+import { type NotificationInput, notify, toOthers, toOthersSql } from "../notifications/notify.ts";
+import { isModerator, optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
 import { mentionedNameKeys } from "./mentions.ts";
@@ -165,7 +165,7 @@ async function insertNote(
   notices: NotificationInput[],
   mentionedKeys: string[],
 ): Promise<Written> {
-  const sent = notices.filter((n) => n.recipientId !== n.actorId);
+  const sent = toOthers(notices);
   // An id for each name, used by as many as name an account.
   const mentionIds = mentionedKeys.map(() => ctx.ids.next());
   const [written] = await db.$queryRaw<Written[]>`
@@ -180,7 +180,7 @@ async function insertNote(
       FROM unnest(${files.map((f) => f.id)}::bigint[]) WITH ORDINALITY AS f(id, position)
     ), mentioned AS (
       SELECT a.id, row_number() OVER (ORDER BY a.id) AS i FROM accounts a
-      WHERE a.name_key = ANY(${mentionedKeys}::text[]) AND a.id <> ${row.authorId}
+      WHERE a.name_key = ANY(${mentionedKeys}::text[]) AND ${toOthersSql(Prisma.sql`a.id`, row.authorId)}
     ), notified AS (
       INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
       SELECT n.id, n.recipient_id, n.type::"NotificationType", n.actor_id, n.note_id, n.content
@@ -277,7 +277,7 @@ export const QUOTE = {
 /** Deletes a note (its author, or a moderator): its plain renotes, reactions and bookmarks go too. */
 export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
   const caller = requireAccount(ctx);
-  const moderator = roleRank(caller) >= 1;
+  const moderator = isModerator(caller);
   const id = parseSnowflake(noteId);
   // Moderators may delete any note, also one they could not see.
   const note =

@@ -3,7 +3,7 @@
 // the addressee. A frozen author's notes are seen by moderators only.
 import { Prisma } from "../../db/client.ts";
 import type { Account, Visibility } from "../../generated/prisma/client.ts";
-import { roleRank } from "../sessions/caller.ts";
+import { isModerator } from "../sessions/caller.ts";
 
 const OPEN: Visibility[] = ["public", "home"];
 
@@ -21,7 +21,7 @@ export function visibleTo(viewer: Pick<Account, "id" | "role"> | undefined): Pri
       { visibility: "direct", sendToId: viewer.id },
     );
   }
-  const moderator = viewer !== undefined && roleRank(viewer) >= 1;
+  const moderator = viewer !== undefined && isModerator(viewer);
   return moderator ? { OR: audience } : { AND: [{ OR: audience }, { author: { frozen: false } }] };
 }
 
@@ -49,5 +49,5 @@ export function unfrozenSql(
   viewer: Pick<Account, "role"> | undefined,
   frozen = Prisma.sql`(SELECT a.frozen FROM accounts a WHERE a.id = n.author_id)`,
 ): Prisma.Sql {
-  return viewer && roleRank(viewer) >= 1 ? Prisma.empty : Prisma.sql`AND NOT ${frozen}`;
+  return viewer && isModerator(viewer) ? Prisma.empty : Prisma.sql`AND NOT ${frozen}`;
 }

@@ -42,9 +42,14 @@ export function roleRank(account: Pick<Account, "role">): number {
   return RANK[account.role];
 }
 
+/** A moderator or higher (admin includes moderator): the one place that says so. */
+export function isModerator(account: Pick<Account, "role">): boolean {
+  return roleRank(account) >= RANK.moderator;
+}
+
 /** The caller, who must be a moderator or higher. */
 export function requireModerator(ctx: Context): CallerAccount {
   const account = requireAccount(ctx);
-  if (roleRank(account) < RANK.moderator) throw new DomainError("NO_PERMISSION");
+  if (!isModerator(account)) throw new DomainError("NO_PERMISSION");
   return account;
 }
