@@ -15,7 +15,7 @@ import { authenticate } from "../domain/sessions/caller.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import { JSON_BODY_LIMIT } from "../http/limits.ts";
 import { answerFor, sendError } from "../rest/errors.ts";
-import { boundsPlugins } from "./bounds.ts";
+import { boundsPlugins, MAX_TOKENS } from "./bounds.ts";
 import { schema } from "./index.ts";
 import { type ReceivedOperation, receiveUploads } from "./received-uploads.ts";
 
@@ -78,6 +78,22 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       ...services,
       caller: await authenticate(services, req.headers.authorization, req.ip),
     }),
+  });
+  // A process's first GraphQL request runs yoga's code paths cold (some 100 ms on a shared
+  // core); run once at start, an anonymous query and a refused one, so no client waits for it.
+  app.addHook("onReady", async () => {
+    for (const query of ["{ __typename }", `{ ${"__typename ".repeat(MAX_TOKENS + 1)}}`]) {
+      const request = { headers: {}, ip: "127.0.0.1" } as FastifyRequest;
+      await yoga.fetch(
+        "http://localhost/graphql",
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json" },
+          body: JSON.stringify({ query }),
+        },
+        { req: request, reply: undefined as unknown as FastifyReply },
+      );
+    }
   });
   // In its own context: multipart bodies here are GraphQL uploads, read as streams by
   // graphql-upload-minimal rather than by a content-type parser.
