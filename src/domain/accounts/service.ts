@@ -134,18 +134,55 @@ export const PUBLIC_ACCOUNT_SELECT = {
 
 export type PublicAccount = Prisma.AccountGetPayload<{ select: typeof PUBLIC_ACCOUNT_SELECT }>;
 
-/** An account by path segment: an existing account's id, else a plain or qualified name. */
-export async function findAccount(services: Services, segment: string): Promise<Account> {
+/** The public columns of an account already in hand (a caller's row carries its hash too). */
+export function publicColumnsOf(a: PublicAccount): PublicAccount {
+  return {
+    id: a.id,
+    name: a.name,
+    email: a.email,
+    nickname: a.nickname,
+    bio: a.bio,
+    locked: a.locked,
+    avatarFileId: a.avatarFileId,
+    headerFileId: a.headerFileId,
+    followersCount: a.followersCount,
+    followingCount: a.followingCount,
+    notesCount: a.notesCount,
+  };
+}
+
+/**
+ * The account a path segment names, read by `find`: an existing account's id, else a plain or
+ * qualified name.
+ */
+async function lookUp<A>(
+  services: Services,
+  segment: string,
+  find: (where: Prisma.AccountWhereUniqueInput) => Promise<A | null>,
+): Promise<A> {
   const { id, nameKey } = accountSelector(segment, services.config.localHost);
-  const byId = id === undefined ? null : await services.db.account.findUnique({ where: { id } });
-  const account = byId ?? (nameKey ? await services.db.account.findUnique({ where: { nameKey } }) : null);
+  const byId = id === undefined ? null : await find({ id });
+  const account = byId ?? (nameKey ? await find({ nameKey }) : null);
   if (!account) throw new DomainError("ACCOUNT_NOT_FOUND");
   return account;
 }
 
+/** An account by path segment, whole: for the rules that read it, never for display. */
+export function findAccount(services: Services, segment: string): Promise<Account> {
+  return lookUp(services, segment, (where) => services.db.account.findUnique({ where }));
+}
+
+/** An account by path segment, its public columns only: for display. */
+export function findPublicAccount(services: Services, segment: string): Promise<PublicAccount> {
+  return lookUp(services, segment, (where) => services.db.account.findUnique({ where, select: PUBLIC_ACCOUNT_SELECT }));
+}
+
 /** The caller's own account, read afresh: authentication's copy leaves out its counters. */
-export async function getViewer(ctx: Context): Promise<Account> {
-  const account = await ctx.db.account.findUnique({ where: { id: requireAccount(ctx).id } });
+export async function getViewer(ctx: Context): Promise<PublicAccount> {
+  const account = await ctx.db.account.findUnique({
+    where: { id: requireAccount(ctx).id },
+    select: PUBLIC_ACCOUNT_SELECT,
+  });
   if (!account) throw new DomainError("ACCOUNT_NOT_FOUND");
   return account;
 }
@@ -156,7 +193,7 @@ export function visibleEmail(ctx: Context, account: Pick<Account, "id" | "email"
 }
 
 export interface AccountView {
-  account: Account;
+  account: PublicAccount;
   /** Set when the caller owns the account: the ETag that guards its next update. */
   etag?: string;
 }
@@ -164,7 +201,7 @@ export interface AccountView {
 /** The public view of an account; the owner also gets its ETag. */
 export async function getAccount(ctx: Context, nameOrId: string): Promise<AccountView> {
   const caller = optionalAccount(ctx);
-  const account = await findAccount(ctx, nameOrId);
+  const account = await findPublicAccount(ctx, nameOrId);
   return { account, etag: caller?.id === account.id ? etagOf(account) : undefined };
 }
 
@@ -235,6 +272,7 @@ export async function updateAccount(
     const account = await tx.account.update({
       where: { id: target.id },
       data: { nickname, bio, locked, passphraseHash, avatarFileId: avatar, headerFileId: header },
+      select: PUBLIC_ACCOUNT_SELECT,
     });
     if (passphraseHash) await revokeSessions(tx, target.id);
     return { account, emailChange };
@@ -312,7 +350,12 @@ async function storeEmailToken(
 }
 
 /** Mails a token; a delivery failure is logged, and the user can ask for a resend. */
-async function sendEmailToken(services: Services, account: Account, to: string, token: string): Promise<void> {
+async function sendEmailToken(
+  services: Services,
+  account: Pick<Account, "id" | "nickname">,
+  to: string,
+  token: string,
+): Promise<void> {
   const text = [
     `Hello ${account.nickname},`,
     "",

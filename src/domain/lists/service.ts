@@ -3,7 +3,7 @@
 import { orGone, Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
-import { findAccount, PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
+import { findPublicAccount, PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
@@ -89,7 +89,7 @@ export const getList = visibleList;
 /** The lists an account owns that the caller may see. */
 export async function listsOf(ctx: Context, nameOrId: string): Promise<ListView[]> {
   const viewer = optionalAccount(ctx);
-  const owner = await findAccount(ctx, nameOrId);
+  const owner = await findPublicAccount(ctx, nameOrId);
   return ctx.db.list.findMany({
     where: { ownerId: owner.id, ...(viewer?.id === owner.id ? {} : { public: true }) },
     orderBy: { id: "asc" },

@@ -4,7 +4,7 @@ import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
 import { recordSearchChange } from "../../search/outbox.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
-import { findAccount, PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
+import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount, publicColumnsOf } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
 import { type NotificationInput, notify, toOthers, toOthersSql } from "../notifications/notify.ts";
@@ -40,7 +40,7 @@ interface Checked {
   visibility: Visibility;
   /** The attached drive files, in order. */
   files: DriveFile[];
-  sendTo?: Account;
+  sendTo?: PublicAccount;
 }
 
 interface Rules {
@@ -66,7 +66,7 @@ async function checkNoteInput(ctx: Context, author: CallerAccount, input: NoteIn
   if (visibility !== "direct" && input.sendTo !== undefined) throw new DomainError("INVALID_REQUEST");
   if (content.trim() === "" && ids.length === 0 && !rules.allowEmpty) throw new DomainError("INVALID_REQUEST");
   if (author.silenced && visibility === "public") throw new DomainError("YOU_ARE_SILENCED");
-  const sendTo = input.sendTo === undefined ? undefined : await findAccount(ctx, input.sendTo);
+  const sendTo = input.sendTo === undefined ? undefined : await findPublicAccount(ctx, input.sendTo);
   const fileIds = ids.map((id) => parseSnowflake(id));
   if (fileIds.some((id) => id === undefined) || new Set(fileIds).size !== fileIds.length) {
     throw new DomainError("ATTACHMENT_NOT_FOUND");
@@ -142,7 +142,7 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
   return {
     ...row,
     createdAt,
-    author: { ...author, ...counters },
+    author: publicColumnsOf({ ...author, ...counters }),
     reactions: [],
     attachments: checked.files.map((file, position) => ({ noteId: row.id, fileId: file.id, position, file })),
   };

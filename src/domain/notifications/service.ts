@@ -1,6 +1,7 @@
 // Reading notifications and announcements (spec 4.8; CONTRACT 9).
 import { parseSnowflake } from "../../db/snowflake.ts";
-import type { Account, Announcement, Notification } from "../../generated/prisma/client.ts";
+import type { Announcement, Notification } from "../../generated/prisma/client.ts";
+import { PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { requireAccount } from "../sessions/caller.ts";
@@ -21,7 +22,7 @@ export interface AnnouncementView extends Announcement {
 
 export interface NotificationsPage {
   announcements: AnnouncementView[];
-  notifications: (Notification & { actor: Account })[];
+  notifications: (Notification & { actor: PublicAccount })[];
 }
 
 export async function listNotifications(ctx: Context, query: NotificationsQuery): Promise<NotificationsPage> {
@@ -47,7 +48,7 @@ export async function listNotifications(ctx: Context, query: NotificationsQuery)
       },
       orderBy: { id: "desc" },
       take: limit + (query.peek ? 1 : 0),
-      include: { actor: true },
+      include: { actor: { select: PUBLIC_ACCOUNT_SELECT } },
     }),
     query.beforeId === undefined ? announcementsSince(ctx, caller.id, after, includeRead, limit) : [],
   ]);

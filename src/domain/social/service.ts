@@ -1,8 +1,7 @@
 // The social graph (spec 3.3, 4.1; CONTRACT 4): follows, follow requests to locked accounts,
 // and blocks. Counters on accounts move in the same transaction as the rows they count.
 import { type Prisma, uniqueViolation } from "../../db/client.ts";
-import type { Account } from "../../generated/prisma/client.ts";
-import { findAccount } from "../accounts/service.ts";
+import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { notify } from "../notifications/notify.ts";
@@ -40,9 +39,9 @@ async function removeFollow(tx: Tx, followerId: bigint, followeeId: bigint): Pro
   return true;
 }
 
-async function target(ctx: Context, nameOrId: string): Promise<{ caller: CallerAccount; other: Account }> {
+async function target(ctx: Context, nameOrId: string): Promise<{ caller: CallerAccount; other: PublicAccount }> {
   const caller = requireAccount(ctx);
-  const other = await findAccount(ctx, nameOrId);
+  const other = await findPublicAccount(ctx, nameOrId);
   if (other.id === caller.id) throw new DomainError("INVALID_REQUEST");
   return { caller, other };
 }
@@ -85,12 +84,12 @@ export async function unfollow(ctx: Context, nameOrId: string): Promise<void> {
 }
 
 /** Incoming follow requests, oldest first. */
-export async function listFollowRequests(ctx: Context): Promise<Account[]> {
+export async function listFollowRequests(ctx: Context): Promise<PublicAccount[]> {
   const caller = requireAccount(ctx);
   const requests = await ctx.db.followRequest.findMany({
     where: { targetId: caller.id },
     orderBy: { createdAt: "asc" },
-    include: { requester: true },
+    include: { requester: { select: PUBLIC_ACCOUNT_SELECT } },
     take: 1000,
   });
   return requests.map((r) => r.requester);
@@ -98,7 +97,7 @@ export async function listFollowRequests(ctx: Context): Promise<Account[]> {
 
 export async function answerFollowRequest(ctx: Context, nameOrId: string, accept: boolean): Promise<void> {
   const caller = requireAccount(ctx);
-  const requester = await findAccount(ctx, nameOrId).catch(() => {
+  const requester = await findPublicAccount(ctx, nameOrId).catch(() => {
     throw new DomainError("FOLLOW_REQUEST_NOT_FOUND");
   });
   try {

@@ -2,8 +2,7 @@
 
 import { Prisma } from "../../db/client.ts";
 import { snowflakeTime } from "../../db/snowflake.ts";
-import type { Account } from "../../generated/prisma/client.ts";
-import { findAccount } from "../accounts/service.ts";
+import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
@@ -53,13 +52,13 @@ function denseHome(me: CallerAccount): Prisma.Sql {
 /** An account's notes the caller may see, direct ones apart; refused to those it blocks. */
 export async function accountTimeline(ctx: Context, nameOrId: string, query: TimelineQuery): Promise<NoteView[]> {
   const viewer = optionalAccount(ctx);
-  const account = await findAccount(ctx, nameOrId);
+  const account = await findPublicAccount(ctx, nameOrId);
   if (viewer && (await isBlocking(ctx.db, account.id, viewer.id))) throw new DomainError("YOU_ARE_BLOCKED");
   return authorsPage(ctx, viewer, account.id, query);
 }
 
 export interface Conversation {
-  account: Account;
+  account: PublicAccount;
   updatedAt: Date;
   /** The newest direct note between the two: where the entry stands in the list. */
   lastNoteId: bigint;
@@ -88,7 +87,10 @@ export async function conversations(
     ) AS exchanged
     GROUP BY partner ${before === undefined ? Prisma.empty : Prisma.sql`HAVING max(id) < ${before}`}
     ORDER BY last DESC LIMIT ${Math.min(page.limit ?? CONVERSATIONS, CONVERSATIONS + 1)}`;
-  const accounts = await ctx.db.account.findMany({ where: { id: { in: latest.map((r) => r.partner) } } });
+  const accounts = await ctx.db.account.findMany({
+    where: { id: { in: latest.map((r) => r.partner) } },
+    select: PUBLIC_ACCOUNT_SELECT,
+  });
   const byId = new Map(accounts.map((a) => [a.id, a]));
   return latest.flatMap((r) => {
     const account = byId.get(r.partner);
@@ -99,7 +101,7 @@ export async function conversations(
 /** The direct notes between the caller and one account, newest first. */
 export async function conversation(ctx: Context, nameOrId: string, query: TimelineQuery): Promise<NoteView[]> {
   const me = requireAccount(ctx);
-  const other = await findAccount(ctx, nameOrId);
+  const other = await findPublicAccount(ctx, nameOrId);
   return notePage(
     ctx,
     me,
