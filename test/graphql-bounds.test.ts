@@ -1,8 +1,12 @@
 // GraphQL is bounded before anything runs (CONTRACT 2): too many aliases or root fields, too
 // deep, too costly (lists by their page size), too long, or batched: HTTP 400 with `errors`, no
 // SQL sent. And the endpoint's HTTP edges: CSRF prevention, 415 in the documented shape.
+import v8 from "node:v8";
+import vm from "node:vm";
+import { parse } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_ROOT_FIELDS } from "../src/graphql/bounds.ts";
+import { DocumentCache } from "../src/graphql/document-cache.ts";
 import { type CountingApp, countingApp } from "./support/counting.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -112,6 +116,48 @@ describe("GraphQL bounds", () => {
     const answer = await post([{ query: "{ __typename }" }, { query: "{ __typename }" }]);
     expect(answer.status).toBe(400);
     expect(answer.body.errors.length).toBeGreaterThan(0);
+  });
+});
+
+describe("documents kept between requests", () => {
+  it("keeps no document, valid or refused, for long: 60 distinct ones of 1 MB leave the heap as it was", async () => {
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as () => void;
+    const heapUsed = () => {
+      gc();
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heapUsed();
+    const comment = "x".repeat(1_000_000);
+    const tokens = "a ".repeat(450_000);
+    for (let i = 0; i < 30; i++) {
+      // Within the body limit and the token limit (a comment is no token): answered.
+      expect((await post({ query: `{ __typename } # ${i} ${comment}` })).status).toBe(200);
+      // Over the token limit: refused.
+      expect((await post({ query: `{ f${i} ${tokens} }` })).status).toBe(400);
+    }
+    expect(heapUsed() - before).toBeLessThan(20 * 1024 * 1024);
+  });
+
+  it("bounds its cache by the text it holds, least recently used out first, long documents never in", () => {
+    const cache = new DocumentCache(100, 40);
+    const doc = (text: string) => parse(text);
+    const a = `{ a ${"x ".repeat(15)}}`;
+    const b = `{ b ${"y ".repeat(15)}}`;
+    const c = `{ c ${"z ".repeat(15)}}`;
+    cache.set(a, doc(a));
+    cache.set(b, doc(b));
+    expect(cache.get(a)).toBeDefined();
+    cache.set(c, doc(c));
+    // a was used after b: b goes first.
+    expect(cache.get(b)).toBeUndefined();
+    expect(cache.get(a)).toBeDefined();
+    expect(cache.get(c)).toBeDefined();
+    expect(cache.size).toBeLessThanOrEqual(100);
+    const long = `{ d ${"w ".repeat(30)}}`;
+    cache.set(long, doc(long));
+    expect(cache.get(long)).toBeUndefined();
   });
 });
 

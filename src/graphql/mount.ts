@@ -16,6 +16,7 @@ import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.t
 import { JSON_BODY_LIMIT } from "../http/limits.ts";
 import { answerFor, sendError } from "../rest/errors.ts";
 import { boundsPlugins, MAX_TOKENS } from "./bounds.ts";
+import { DocumentCache, noErrorCache } from "./document-cache.ts";
 import { schema } from "./index.ts";
 import { type ReceivedOperation, receiveUploads } from "./received-uploads.ts";
 
@@ -65,6 +66,8 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
         });
       },
     },
+    // Parsed documents are kept by the characters of their text, not only by their number.
+    parserAndValidationCache: { documentCache: new DocumentCache(), errorCache: noErrorCache },
     // Bodies are bounded before yoga sees them: JSON by Fastify's 1 MiB limit, uploads by the
     // streaming limits below. Yoga's own Content-Length check would refuse a legal 100 MB upload.
     maxRequestBodySize: false,
