@@ -3,10 +3,12 @@
 // SQL sent. And the endpoint's HTTP edges: CSRF prevention, 415 in the documented shape.
 import v8 from "node:v8";
 import vm from "node:vm";
+import { complexityFromQuery } from "@pothos/plugin-complexity";
 import { parse } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_ROOT_FIELDS } from "../src/graphql/bounds.ts";
 import { DocumentCache } from "../src/graphql/document-cache.ts";
+import { schema } from "../src/graphql/index.ts";
 import { type CountingApp, countingApp } from "./support/counting.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -103,6 +105,15 @@ describe("GraphQL bounds", () => {
     expect(answer.status).toBe(200);
     const refused = { __typename: "DomainError", code: "INVALID_REQUEST" };
     expect(answer.body.data).toEqual({ huge: refused, negative: refused });
+  });
+
+  it("counts a page's rows even when nothing of them is selected", async () => {
+    const bare = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `a${i}: searchNotes(query: "x", first: 100) { __typename }`).join(" ")} }`;
+    const answer = await post({ query: bare(1) });
+    expect(answer.status).toBe(200);
+    const { complexity } = complexityFromQuery(bare(1), { schema });
+    expect(complexity).toBeGreaterThanOrEqual(100);
   });
 
   it("refuses a document too long to parse (over the token limit)", async () => {

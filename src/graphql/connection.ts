@@ -59,13 +59,17 @@ export const firstDescription = (size: number) => `1 to ${size}, default ${size}
 export const AFTER_DESCRIPTION = "A cursor (`endCursor`): what comes after it";
 
 /**
- * A connection field's cost: its page's items count `first` times (bounds.ts), `first` taken
- * within 1..size: one out of range never costs more than a full page, so the field itself
- * answers INVALID_REQUEST rather than the whole request being refused for its cost.
+ * A connection field's cost (bounds.ts): the `first` rows it reads, whatever is selected of
+ * them, and what is selected of each item `first` times. `first` is taken within 1..size: one
+ * out of range never costs more than a full page, so the field itself answers INVALID_REQUEST
+ * rather than the whole request being refused for its cost.
  */
 export const pageComplexity =
   (size: number, byDefault = size) =>
-  (args: PageArgs) => ({ field: 1, multiplier: Math.min(Math.max(args.first ?? byDefault, 1), size) });
+  (args: PageArgs) => {
+    const first = Math.min(Math.max(args.first ?? byDefault, 1), size);
+    return { field: first, multiplier: first };
+  };
 
 /** Loads one page: `load` gets the cursor and one item more than `first`, to tell if there is more. */
 export async function page<T extends { id: bigint }>(
