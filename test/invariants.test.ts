@@ -4,6 +4,7 @@
 // the rows they count. Each burst is fired with Promise.all; the database is then read directly.
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import * as act from "./support/actions.ts";
 import { account, directAccount, PASSPHRASE, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
@@ -206,11 +207,7 @@ const follow = (who: TestAccount, target: TestAccount) =>
 const unfollow = (who: TestAccount, target: TestAccount) =>
   server.request("DELETE", `/accounts/${target.name}/follow`, { token: who.token, body: {} });
 
-async function noteOf(who: TestAccount, content: string): Promise<string> {
-  const answer = await post(who, content);
-  expect(answer.status).toBe(201);
-  return answer.body.id as string;
-}
+const noteOf = async (who: TestAccount, content: string) => (await act.post(server, who, { content })).id;
 
 /** The counts of the public view (spec 2.2). */
 async function publicCounts(who: TestAccount) {

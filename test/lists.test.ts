@@ -3,6 +3,7 @@
 // `listed` notifications for new members of public lists; the list's notes, filtered and paged.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as act from "./support/actions.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, register, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -96,16 +97,8 @@ async function assigneesOf(id: string, owner = owen): Promise<{ id: string; name
   return [...answer.body.assignees].sort(byId);
 }
 
-async function note(who: TestAccount, body: Record<string, unknown>): Promise<string> {
-  const answer = await server.request("POST", "/notes", { body, token: who.token });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-  return answer.body.id;
-}
-
-async function follow(follower: TestAccount, name: string) {
-  const answer = await server.request("POST", `/accounts/${name}/follow`, { body: {}, token: follower.token });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-}
+const note = async (who: TestAccount, body: Record<string, unknown>) => (await act.post(server, who, body)).id;
+const follow = (follower: TestAccount, name: string) => act.follow(server, follower, name);
 
 // biome-ignore lint/suspicious/noExplicitAny: notifications are read field by field
 async function listedOf(who: TestAccount): Promise<any[]> {

@@ -7,6 +7,7 @@ import { Prisma } from "../src/db/client.ts";
 import { audienceSql, unfrozenSql, visibleTo } from "../src/domain/notes/visibility.ts";
 import type { CallerAccount } from "../src/domain/sessions/caller-cache.ts";
 import { notePage, notesSelectedBy } from "../src/domain/timelines/page.ts";
+import * as act from "./support/actions.ts";
 import { account, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -26,17 +27,19 @@ beforeAll(async () => {
     await uploadFile(server, alice, png, "one.png", { nsfw: "true" }),
     await uploadFile(server, alice, png, "two.png"),
   ];
-  const post = (who: typeof alice, body: unknown) => server.request("POST", "/notes", { token: who.token, body });
-  const first = await post(alice, { content: "two files", attachment_file_ids: [files[1].id, files[0].id] });
-  await post(bob, { content: "careful", cw_comment: "spoiler" });
+  const first = await act.post(server, alice, {
+    content: "two files",
+    attachment_file_ids: [files[1].id, files[0].id],
+  });
+  await act.post(server, bob, { content: "careful", cw_comment: "spoiler" });
   for (const [who, emoji] of [
     [bob, "🎉"],
     [alice, "👍"],
   ] as const) {
-    await server.request("POST", `/notes/${first.body.id}/reaction`, { token: who.token, body: { emoji } });
+    await server.request("POST", `/notes/${first.id}/reaction`, { token: who.token, body: { emoji } });
   }
-  await server.request("POST", `/notes/${first.body.id}/renote`, { token: bob.token, body: {} });
-  await server.request("POST", `/notes/${first.body.id}/reply`, { token: bob.token, body: { content: "nice" } });
+  await server.request("POST", `/notes/${first.id}/renote`, { token: bob.token, body: {} });
+  await server.request("POST", `/notes/${first.id}/reply`, { token: bob.token, body: { content: "nice" } });
 });
 afterAll(() => server.close());
 

@@ -3,6 +3,7 @@
 // authors; attachments read live from the drive; mentions and renote notifications; note counts.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as act from "./support/actions.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image, wav } from "./support/media.ts";
@@ -59,21 +60,9 @@ function deleteNote(who: Who, id: string): Promise<Answer> {
 }
 
 /** Creates a note that must succeed; its JSON. */
-async function note(who: Who, body: Record<string, unknown>) {
-  const answer = await postNote(who, body);
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-  return answer.body as { id: string; content: string; visibility: string; created_at: string };
-}
-
-async function moderate(method: "PUT" | "DELETE", name: string, action: "freeze" | "silence") {
-  const answer = await server.request(method, `/accounts/${name}/${action}`, { body: {}, token: mod.token });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(204);
-}
-
-async function follow(follower: TestAccount, name: string) {
-  const answer = await server.request("POST", `/accounts/${name}/follow`, { body: {}, token: follower.token });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-}
+const note = (who: TestAccount, body: Record<string, unknown>) => act.post(server, who, body);
+const moderate = (name: string, action: act.ModerationAction) => act.moderate(server, mod, name, action);
+const follow = (follower: TestAccount, name: string) => act.follow(server, follower, name);
 
 // biome-ignore lint/suspicious/noExplicitAny: notifications are read field by field
 async function notificationsOf(who: TestAccount): Promise<any[]> {
@@ -204,7 +193,7 @@ describe("silenced accounts", () => {
   let sil: TestAccount;
   beforeAll(async () => {
     sil = await account(server, "sil");
-    await moderate("PUT", "sil", "silence");
+    await moderate("sil", "silence");
   });
 
   it("refuse public: 403 YOU_ARE_SILENCED, explicit or by default", async () => {
@@ -296,14 +285,14 @@ describe("visibility", () => {
     const fred = await account(server, "fred");
     await follow(fol, "fred");
     const created = await note(fred, { content: "soon gone" });
-    await moderate("PUT", "fred", "freeze");
+    await moderate("fred", "freeze");
 
     for (const who of [fred, fol, sam, undefined]) expectError(await getNote(created.id, who), 404, "NOTE_NOT_FOUND");
     const seenByModerator = await getNote(created.id, mod);
     expect(seenByModerator.status).toBe(200);
     expect(seenByModerator.body.id).toBe(created.id);
 
-    await moderate("DELETE", "fred", "freeze");
+    await moderate("fred", "unfreeze");
     for (const who of [fol, sam, undefined]) {
       const answer = await getNote(created.id, who);
       expect(answer.status).toBe(200);

@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addCustomEmoji } from "../src/domain/emoji/service.ts";
+import * as act from "./support/actions.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -53,11 +54,8 @@ function fresh(prefix: string): Promise<TestAccount> {
   return account(server, `${prefix}${seq}`);
 }
 
-async function postNote(who: TestAccount, content: string, visibility = "public"): Promise<string> {
-  const answer = await server.request("POST", "/notes", { token: who.token, body: { content, visibility } });
-  expect(answer.status).toBe(201);
-  return answer.body.id as string;
-}
+const postNote = async (who: TestAccount, content: string, visibility = "public") =>
+  (await act.post(server, who, { content, visibility })).id;
 
 function react(who: TestAccount | undefined, noteId: string, emoji: unknown): Promise<Answer> {
   return server.request("POST", `/notes/${noteId}/reaction`, { token: who?.token, body: { emoji } });
@@ -85,8 +83,7 @@ function getNote(who: TestAccount | undefined, noteId: string): Promise<Answer> 
 }
 
 async function follow(who: TestAccount, target: TestAccount): Promise<void> {
-  const answer = await server.request("POST", `/accounts/${target.name}/follow`, { token: who.token, body: {} });
-  expect({ status: answer.status, body: answer.body }).toEqual({ status: 201, body: { pending: false } });
+  expect(await act.follow(server, who, target)).toEqual({ pending: false });
 }
 
 async function notificationsOf(who: TestAccount) {
@@ -457,11 +454,7 @@ describe("GET /bookmarks (extension, paged like a timeline: CONTRACT 5, 6)", () 
     const reader = await fresh("watcher");
     const noteId = await postNote(author, "soon frozen");
     expect((await bookmark(reader, noteId)).status).toBe(200);
-    const freeze = await server.request("PUT", `/accounts/${author.name}/freeze`, {
-      token: moderator.token,
-      body: {},
-    });
-    expectEmpty(freeze);
+    await act.moderate(server, moderator, author.name, "freeze");
     expect(await bookmarks(reader)).toMatchObject({ status: 200, body: [] });
   });
 

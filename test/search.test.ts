@@ -7,6 +7,7 @@
 // other test's note contains them.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as act from "./support/actions.ts";
 import { expectError } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -78,11 +79,7 @@ function newestFirst(...notes: Created[]): string[] {
   return notes.map((n) => n.id).sort((a, b) => (BigInt(b) > BigInt(a) ? 1 : BigInt(b) < BigInt(a) ? -1 : 0));
 }
 
-async function note(who: TestAccount, body: Record<string, unknown>): Promise<Created> {
-  const answer = await server.request("POST", "/notes", { body, token: who.token });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-  return answer.body;
-}
+const note = (who: TestAccount, body: Record<string, unknown>): Promise<Created> => act.post(server, who, body);
 
 async function renote(who: TestAccount, id: string, body: Record<string, unknown> = {}): Promise<Created> {
   const answer = await server.request("POST", `/notes/${id}/renote`, { body, token: who.token });
@@ -90,15 +87,8 @@ async function renote(who: TestAccount, id: string, body: Record<string, unknown
   return answer.body;
 }
 
-async function follow(follower: TestAccount, name: string) {
-  const answer = await server.request("POST", `/accounts/${name}/follow`, { body: {}, token: follower.token });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-}
-
-async function moderate(method: "PUT" | "DELETE", name: string, action: "freeze") {
-  const answer = await server.request(method, `/accounts/${name}/${action}`, { body: {}, token: mod.token });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(204);
-}
+const follow = (follower: TestAccount, name: string) => act.follow(server, follower, name);
+const moderate = (name: string, action: act.ModerationAction) => act.moderate(server, mod, name, action);
 
 describe("keywords", () => {
   it("match case-insensitive substrings of content or cw_comment: 'cat' finds 'Concatenate', 'CATS', a cw", async () => {
@@ -583,12 +573,12 @@ describe("visibility", () => {
     const frosty = await account(server, "frosty");
     const pub = await note(frosty, { content: "frostword out in the open" });
     expect(await found("frostword")).toEqual([pub.id]);
-    await moderate("PUT", "frosty", "freeze");
+    await moderate("frosty", "freeze");
     expect(await found("frostword")).toEqual([]);
     expect(await found("frostword", sam)).toEqual([]);
     expect(await found("from:frosty", sam)).toEqual([]);
     expect(await found("frostword", mod)).toEqual([pub.id]);
-    await moderate("DELETE", "frosty", "freeze");
+    await moderate("frosty", "unfreeze");
     expect(await found("frostword", sam)).toEqual([pub.id]);
   });
 });

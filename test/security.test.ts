@@ -17,6 +17,7 @@ import { ALLOWED_TYPES } from "../src/domain/drive/media.ts";
 import { findVisibleNote } from "../src/domain/notes/service.ts";
 import { parseSigningKey } from "../src/domain/sessions/tokens.ts";
 import { timeline } from "../src/domain/timelines/service.ts";
+import * as act from "./support/actions.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, login, PASSPHRASE, register, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { apng, image, ogg, wav, webm } from "./support/media.ts";
@@ -145,16 +146,8 @@ function rawGet(target: string, extraHeaders = ""): Promise<RawResponse> {
   return rawExchange(`GET ${target} HTTP/1.1\r\nHost: murmur.test\r\n${extraHeaders}Connection: close\r\n\r\n`);
 }
 
-async function note(who: TestAccount, body: Record<string, unknown>): Promise<string> {
-  const answer = await server.request("POST", "/notes", { token: who.token, body });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-  return answer.body.id;
-}
-
-async function freeze(name: string): Promise<void> {
-  const answer = await server.request("PUT", `/accounts/${name}/freeze`, { body: {}, token: moderator.token });
-  expect(answer.status).toBe(204);
-}
+const note = async (who: TestAccount, body: Record<string, unknown>) => (await act.post(server, who, body)).id;
+const freeze = (name: string) => act.moderate(server, moderator, name, "freeze");
 
 function patchBio(who: { name: string }, headers: Record<string, string>, target = server): Promise<Answer> {
   return target.request("PATCH", `/accounts/${who.name}`, { body: { bio: "changed" }, headers });

@@ -13,6 +13,7 @@ import { TokenIssuer } from "../src/domain/sessions/tokens.ts";
 import { createLogger } from "../src/log.ts";
 import { buildServer } from "../src/server.ts";
 import { closeServices, createServices } from "../src/services.ts";
+import * as act from "./support/actions.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, login, PASSPHRASE, register, type TestAccount } from "./support/fixtures.ts";
 import { PUBLIC_URL, startTestServer, type TestServer } from "./support/server.ts";
@@ -37,10 +38,7 @@ function patchBio(name: string, options: { token?: string; headers?: Record<stri
   return target.request("PATCH", `/accounts/${name}`, { body: { bio: "x" }, ...options });
 }
 
-async function freeze(name: string): Promise<void> {
-  const answer = await server.request("PUT", `/accounts/${name}/freeze`, { body: {}, token: moderator.token });
-  expect(answer.status).toBe(204);
-}
+const freeze = (name: string) => act.moderate(server, moderator, name, "freeze");
 
 /** The token with one character of its signature changed. */
 function forge(token: string): string {

@@ -1,6 +1,7 @@
 // Every timeline page is a fixed number of SQL queries, whatever its size: a page of 20 notes
 // (each with an attachment and a reaction) costs what a page of 1 costs, over REST and GraphQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as act from "./support/actions.ts";
 import { type CountingApp, countingApp } from "./support/counting.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -15,11 +16,8 @@ let png: Buffer;
 
 async function post(n: number): Promise<void> {
   const file = await uploadFile(server, author, png, `f${n}.png`);
-  const note = await server.request("POST", "/notes", {
-    token: author.token,
-    body: { content: `note ${n}`, attachment_file_ids: [file.id] },
-  });
-  await server.request("POST", `/notes/${note.body.id}/reaction`, { token: reader.token, body: { emoji: "🎉" } });
+  const note = await act.post(server, author, { content: `note ${n}`, attachment_file_ids: [file.id] });
+  await server.request("POST", `/notes/${note.id}/reaction`, { token: reader.token, body: { emoji: "🎉" } });
 }
 
 const get = (url: string) => () =>

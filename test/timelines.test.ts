@@ -4,6 +4,7 @@
 // frozen authors, and the one visibility rule on every timeline.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as act from "./support/actions.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -47,11 +48,7 @@ async function timelineIds(url: string, who?: Who): Promise<string[]> {
 }
 
 /** Creates a note that must succeed; its JSON. */
-async function note(who: Who, body: Record<string, unknown>) {
-  const answer = await server.request("POST", "/notes", { body, token: who?.token });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-  return answer.body as { id: string; content: string; visibility: string; created_at: string };
-}
+const note = (who: TestAccount, body: Record<string, unknown>) => act.post(server, who, body);
 
 /** One note of each visibility by `who`, oldest first; the direct one goes to `to`. */
 async function oneOfEach(who: TestAccount, to: TestAccount, tag: string) {
@@ -62,20 +59,14 @@ async function oneOfEach(who: TestAccount, to: TestAccount, tag: string) {
   return { pub, home, followers, direct };
 }
 
-async function follow(follower: TestAccount, name: string) {
-  const answer = await server.request("POST", `/accounts/${name}/follow`, { body: {}, token: follower.token });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-  return answer.body as { pending: boolean };
-}
+const follow = (follower: TestAccount, name: string) => act.follow(server, follower, name);
 
 async function expectNoContent(answer: Promise<Answer>) {
   const done = await answer;
   expect({ status: done.status, body: done.body }).toEqual({ status: 204, body: "" });
 }
 
-async function moderate(method: "PUT" | "DELETE", name: string) {
-  await expectNoContent(server.request(method, `/accounts/${name}/freeze`, { body: {}, token: mod.token }));
-}
+const moderate = (name: string, action: act.ModerationAction) => act.moderate(server, mod, name, action);
 
 /** Every item has the full Note shape: reactions and exactly the author summary. */
 function expectFullNotes(items: Item[]) {
@@ -504,7 +495,7 @@ describe("frozen accounts", () => {
     expect((await timelineIds("/timeline/global"))[0]).toBe(made.pub.id);
     expect(await timelineIds(`/timeline/conversations/${zed.id}`, zoe)).toEqual([made.direct.id]);
 
-    await moderate("PUT", "zed");
+    await moderate("zed", "freeze");
     const zedIds = Object.values(made).map((m) => m.id);
     expect(await timelineIds("/timeline/home", zoe)).toEqual([]);
     for (const who of [zoe, undefined]) {
@@ -516,7 +507,7 @@ describe("frozen accounts", () => {
     expect(await timelineIds(`/timeline/conversations/${zed.id}`, zoe)).toEqual([]);
     expect(await timelineIds("/timeline/accounts/zed", mod)).toEqual(newestFirst(made.pub, made.home));
 
-    await moderate("DELETE", "zed");
+    await moderate("zed", "unfreeze");
     expect(await timelineIds("/timeline/home", zoe)).toEqual(visible);
     expect(await timelineIds("/timeline/accounts/zed")).toEqual(newestFirst(made.pub, made.home));
   });
