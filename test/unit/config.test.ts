@@ -13,6 +13,15 @@ describe("loadConfig", () => {
     expect(config.rateLimitMultiplier).toBe(1);
     expect(config.databaseUrl).toBeUndefined();
     expect(config.storageDir).toBe(`${config.dataDir}/files`);
+    expect(config.corsOrigins).toBeUndefined();
+  });
+
+  it("reads CORS_ORIGINS as a list of origins, or any origin for *", () => {
+    expect(loadConfig({ CORS_ORIGINS: "https://app.example, http://localhost:5173" }).corsOrigins).toEqual([
+      "https://app.example",
+      "http://localhost:5173",
+    ]);
+    expect(loadConfig({ CORS_ORIGINS: "*" }).corsOrigins).toBeUndefined();
   });
 
   it.each([
@@ -27,6 +36,8 @@ describe("loadConfig", () => {
     [{ RATE_LIMIT_MULTIPLIER: "-1" }, "RATE_LIMIT_MULTIPLIER"],
     [{ MEILI_URL: "meili" }, "MEILI_URL"],
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    [{ CORS_ORIGINS: "app.example" }, "CORS_ORIGINS"],
+    [{ CORS_ORIGINS: "https://app.example/path" }, "CORS_ORIGINS"],
   ])("refuses %o naming %s", (env, variable) => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${variable}\\b`));
   });
