@@ -37,6 +37,30 @@ const answers = (port: number) =>
     () => false,
   );
 
+/** The ids of `pid`'s child processes, read from /proc (field 4 of a process's stat is its parent). */
+function childrenOf(pid: number): number[] {
+  return fs.readdirSync("/proc").flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      // After the command name in parentheses: state, then the parent's id.
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      return parent === pid ? [Number(entry)] : [];
+    } catch {
+      return []; // gone meanwhile
+    }
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function stopServer(child: ChildProcess): Promise<number | null> {
   child.kill("SIGTERM");
   const [code] = (await once(child, "exit")) as [number | null];
@@ -87,10 +111,18 @@ describe("npm start", () => {
       if (npm.exitCode !== null || Date.now() - began > 60_000) throw new Error("npm start did not serve");
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    // npm's one child is the server itself (sh became node), not a shell that would not pass
+    // the signal on and leave the server running as an orphan.
+    const children = childrenOf(npm.pid as number);
+    expect(children).toHaveLength(1);
+    const [serverPid] = children;
+    expect(fs.readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0")).toContain("src/main.ts");
     npm.kill("SIGTERM");
     const [code] = (await once(npm, "exit")) as [number | null];
     expect(code).toBe(0);
-    // The server is gone, not orphaned: its port is closed and its embedded PostgreSQL stopped.
+    // The server is gone, not orphaned: its process ended, its port is closed and its embedded
+    // PostgreSQL stopped.
+    expect(alive(serverPid)).toBe(false);
     expect(await answers(port)).toBe(false);
     expect(fs.existsSync(path.join(dataDir, "pg", "postmaster.pid"))).toBe(false);
   });
