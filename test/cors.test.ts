@@ -78,7 +78,6 @@ describe("CORS", () => {
     expect(names(answer.headers["access-control-allow-headers"])).toEqual(expect.arrayContaining(REQUEST_HEADERS));
   });
 
-
   it("marks answers readable by any origin and exposes the headers clients act on", async () => {
     const answer = await server.app.inject({
       method: "GET",
@@ -97,6 +96,28 @@ describe("CORS", () => {
     // Yoga no longer echoes the origin with credentials allowed.
     expect(graphql.headers["access-control-allow-origin"]).toBe("*");
     expect(graphql.headers["access-control-allow-credentials"]).toBeUndefined();
+  });
+
+  it("lets a page read a 401 over REST and GraphQL, so a client can refresh its token", async () => {
+    for (const [method, url, payload] of [
+      ["GET", "/timeline/home", undefined],
+      ["POST", "/graphql", JSON.stringify({ query: "{ viewer { __typename } }" })],
+    ] as const) {
+      const answer = await server.app.inject({
+        method,
+        url,
+        headers: {
+          origin: "https://elsewhere.example",
+          authorization: "Bearer forged",
+          "content-type": "application/json",
+        },
+        payload,
+      });
+      expect(answer.statusCode, url).toBe(401);
+      expect(answer.headers["www-authenticate"], url).toMatch(/^Bearer/);
+      expect(answer.headers["access-control-allow-origin"], url).toBe("*");
+      expect(names(answer.headers["access-control-expose-headers"]), url).toContain("www-authenticate");
+    }
   });
 
   it("with CORS_ORIGINS, allows the listed origins only", async () => {
