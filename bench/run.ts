@@ -15,6 +15,7 @@ import { accountTimeline, timeline } from "../src/domain/timelines/service.ts";
 import { createLogger } from "../src/log.ts";
 import { closeServices, createServices } from "../src/services.ts";
 import { type Load, load } from "./load.ts";
+import { benchSearch } from "./search.ts";
 import { benchSerialise } from "./serialise.ts";
 import { startBenchServer } from "./server.ts";
 import { SqlProbe } from "./sql.ts";
@@ -25,6 +26,7 @@ const accounts = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
 const totalNotes = Number(process.env.BENCH_NOTES ?? 1_000_000);
 const SMALL = 10_000;
 const KEYWORD = "e4da3b"; // a word of the seeded vocabulary (md5 of "5")
+const OTHER_KEYWORD = "c4ca42"; // md5 of "1"
 
 /** A process's resident memory in MB, from /proc (Linux); null elsewhere. */
 function serverRssMb(pid: number): number | null {
@@ -194,6 +196,13 @@ try {
   }
   plans["search (keyword)"] = await probe.explainNotes((ctx) => searchNotes(ctx, KEYWORD));
   const serialise = await benchSerialise(probe.context);
+  const search = await benchSearch(probe.context, config, [
+    KEYWORD,
+    `${KEYWORD} ${OTHER_KEYWORD}`,
+    `"${KEYWORD}"`,
+    `${KEYWORD} OR ${OTHER_KEYWORD}`,
+    `from:seed3 ${KEYWORD}`,
+  ]);
   await probe.close();
 
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -241,11 +250,33 @@ try {
   console.log(
     `GraphQL, 1,000 aliases of searchNotes: ${aliasRefusal.status} in ${aliasRefusal.firstMs} ms the first time, ${aliasRefusal.medianMs} ms (median) after; server RSS ${aliasRefusal.rssBeforeMb} -> ${aliasRefusal.rssAfterMb} MB`,
   );
+  console.log(
+    `\nSearch, one query at a time (ms; * = Meilisearch narrowed it)${search.meilisearchRebuildSeconds === undefined ? ", PostgreSQL only: set MEILI_URL for Meilisearch" : `, Meilisearch index rebuilt in ${search.meilisearchRebuildSeconds} s`}:`,
+  );
+  console.table(
+    Object.fromEntries(
+      Object.entries(search.postgresql).map(([query, pg]) => {
+        const meili = search.meilisearch[query];
+        return [
+          query,
+          {
+            "PostgreSQL p50": pg.p50,
+            "PostgreSQL p99": pg.p99,
+            found: pg.found,
+            ...(meili && {
+              "Meilisearch p50": `${meili.p50}${meili.narrowed ? "*" : ""}`,
+              "Meilisearch p99": meili.p99,
+            }),
+          },
+        ];
+      }),
+    ),
+  );
   if (explain)
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, search, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);

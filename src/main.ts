@@ -4,7 +4,7 @@
 import { ConfigError, loadConfig } from "./config.ts";
 import { startDatabase } from "./db/database.ts";
 import { createLogger } from "./log.ts";
-import { SearchWorker } from "./search/worker.ts";
+import { type SearchSync, startSearchSync } from "./search/sync.ts";
 import { buildServer } from "./server.ts";
 import { closeServices, createServices } from "./services.ts";
 
@@ -24,15 +24,8 @@ async function main(): Promise<void> {
   const database = await startDatabase(config, (message) => log.info(message));
   const services = await createServices(config, database.url, log);
   const app = await buildServer(services);
-  // With Meilisearch: its settings, and the worker that keeps it in sync (in this process).
-  let worker: SearchWorker | undefined;
-  if (services.search) {
-    await services.search
-      .prepare()
-      .catch((err) => log.warn({ err }, "Meilisearch not ready; searching PostgreSQL alone"));
-    worker = new SearchWorker(services.db, services.search, log);
-    worker.start();
-  }
+  // With Meilisearch: its settings, its rebuild when needed, and the outbox worker (in this process).
+  const searchSync: SearchSync | undefined = services.search && startSearchSync(services.db, services.search, log);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -49,7 +42,7 @@ async function main(): Promise<void> {
     }, 25_000).unref();
     try {
       await app.close();
-      await worker?.stop();
+      await searchSync?.stop();
       await closeServices(services);
       await database.stop();
     } catch (err) {

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { startDatabase } from "../db/database.ts";
 import { createLogger } from "../log.ts";
 import { closeServices, createServices } from "../services.ts";
-import { SearchWorker } from "./worker.ts";
+import { startSearchSync } from "./sync.ts";
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -19,12 +19,10 @@ if (!config.meili) {
 }
 const database = await startDatabase(config, (message) => log.info(message));
 const services = await createServices(config, database.url, log);
-await services.search?.prepare();
-const worker = new SearchWorker(services.db, services.search!, log);
-worker.start();
+const sync = startSearchSync(services.db, services.search!, log);
 log.info("search worker started");
 const stop = async () => {
-  await worker.stop();
+  await sync.stop();
   await closeServices(services);
   await database.stop();
   process.exit(0);

@@ -3,7 +3,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Prisma, uniqueViolation } from "../../db/client.ts";
 import type { Account, EmailTokenPurpose, Role } from "../../generated/prisma/client.ts";
-import { recordSearchChange } from "../../search/outbox.ts";
 import type { Context, Services } from "../context.ts";
 import { ownImageId } from "../drive/service.ts";
 import { DomainError } from "../errors.ts";
@@ -302,12 +301,9 @@ export async function moderate(ctx: Context, nameOrId: string, action: Moderatio
   if (roleRank(target) >= roleRank(moderator)) throw new DomainError("NO_PERMISSION");
   if (action === "freeze" || action === "unfreeze") {
     const frozen = action === "freeze";
-    await ctx.db.$transaction(async (tx) => {
-      const { count } = await tx.account.updateMany({ where: { id: target.id, frozen: !frozen }, data: { frozen } });
-      if (count === 0 && frozen) throw new DomainError("ALREADY_FROZEN");
-      // Who may see the account's notes changed: the search index re-reads them.
-      if (count > 0) await recordSearchChange(ctx, tx, "account", [target.id]);
-    });
+    // The search index holds only notes' text, never who may see them: it learns nothing here.
+    const { count } = await ctx.db.account.updateMany({ where: { id: target.id, frozen: !frozen }, data: { frozen } });
+    if (count === 0 && frozen) throw new DomainError("ALREADY_FROZEN");
     return;
   }
   await ctx.db.account.update({ where: { id: target.id }, data: { silenced: action === "silence" } });

@@ -9,7 +9,6 @@ import { pipeline } from "node:stream/promises";
 import { orGone } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
-import { recordSearchChange } from "../../search/outbox.ts";
 import type { ByteRange } from "../../storage/storage.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
 import type { Context, Services } from "../context.ts";
@@ -216,14 +215,13 @@ export async function updateDriveFile(ctx: Context, fileId: string, nsfw: boolea
 export async function deleteDriveFile(ctx: Context, fileId: string): Promise<void> {
   const file = await getDriveFile(ctx, fileId);
   await ctx.db.$transaction(async (tx) => {
-    const linked = await tx.noteAttachment.findMany({ where: { fileId: file.id }, select: { noteId: true } });
     await tx.account.updateMany({ where: { avatarFileId: file.id }, data: { avatarFileId: null } });
     await tx.account.updateMany({ where: { headerFileId: file.id }, data: { headerFileId: null } });
     // A concurrent deletion of the same file got there first: nothing left to delete.
     const { count } = await tx.driveFile.deleteMany({ where: { id: file.id } });
     if (count === 0) throw new DomainError("FILE_NOT_FOUND");
-    // The notes it leaves may no longer have media: the search index re-reads them.
-    await recordSearchChange(ctx, tx, "upsert", [...new Set(linked.map((l) => l.noteId))]);
+    // The notes it leaves may no longer have media: PostgreSQL applies has:media, the search
+    // index (notes' text only) learns nothing.
   });
   for (const key of [file.id.toString(), thumbnailKey(file.id)]) {
     await ctx.storage.delete(key).catch((err) => ctx.log.warn({ err, key }, "stored file not removed"));

@@ -3,6 +3,7 @@
 // candidates: PostgreSQL always applies the exact query and the visibility rule, so both
 // backends return the same notes.
 import type { Prisma } from "../../db/client.ts";
+import { indexCandidates } from "../../search/candidates.ts";
 import { compileSearch, fromNames } from "../../search/postgres.ts";
 import { parseSearchQuery } from "../../search/query.ts";
 import { checkStorable, keyOf, localNameOf } from "../accounts/rules.ts";
@@ -37,7 +38,7 @@ export async function searchNotes(
 
   const where: Prisma.NoteWhereInput[] = [visibleTo(viewer), compileSearch(tree, authors), olderThan(before)];
   // An index that cannot answer only means PostgreSQL answers alone.
-  const candidates = await ctx.search?.candidates(tree, before).catch((err) => {
+  const candidates = await indexCandidates(ctx, tree, before).catch((err) => {
     ctx.log.warn({ err }, "search index unavailable; searching PostgreSQL alone");
     return undefined;
   });

@@ -1,15 +1,37 @@
-// Health (CONTRACT 1): whether the process serves, and whether what it needs answers.
+// Health (CONTRACT 1): whether the process serves, and whether what it needs answers. With
+// Meilisearch, readiness also says whether the index narrows searches, and what to do when not.
 import { z } from "zod";
 import type { Services } from "../../domain/context.ts";
 import { DomainError } from "../../domain/errors.ts";
+import { rebuildRunning, searchIndexCompleteness } from "../../search/rebuild.ts";
 import { route } from "../route.ts";
 
-async function readiness(services: Services): Promise<boolean> {
+const SearchReadiness = z.strictObject({
+  index: z
+    .enum(["complete", "incomplete", "rebuilding"])
+    .describe("complete: Meilisearch narrows searches; otherwise PostgreSQL answers them alone"),
+  detail: z.string().optional().describe("why the index is not used, and what the operator should do"),
+});
+type SearchReadiness = z.infer<typeof SearchReadiness>;
+
+/** Undefined when something needed does not answer (503). */
+async function readiness(services: Services): Promise<{ search?: SearchReadiness } | undefined> {
   try {
     await services.db.$queryRaw`SELECT 1`;
-    return services.search ? await services.search.healthy() : true;
+    if (!services.search) return {};
+    const found = await searchIndexCompleteness(services.db, services.search);
+    if (found.complete) return { search: { index: "complete" } };
+    if (!found.answers) return undefined;
+    if (await rebuildRunning(services.db, services.search.name))
+      return { search: { index: "rebuilding", detail: `${found.reason}; a rebuild is under way` } };
+    const action = {
+      rebuild: "; an instance rebuilds it by itself",
+      settings: "; an instance applies them again",
+      operator: "",
+    };
+    return { search: { index: "incomplete", detail: found.reason + action[found.fix] } };
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -33,11 +55,17 @@ export const healthRoutes = [
     tag: "health",
     auth: "none",
     rateLimit: "none",
-    success: { status: 200, description: "ready", schema: z.strictObject({ status: z.literal("ready") }) },
+    success: {
+      status: 200,
+      description: "ready; with Meilisearch, whether its index is used",
+      schema: z.strictObject({ status: z.literal("ready"), search: SearchReadiness.optional() }),
+    },
     errors: [],
     run: async (ctx) => {
-      if (!(await readiness(ctx))) throw new DomainError("SERVICE_UNAVAILABLE");
+      const ready = await readiness(ctx);
+      if (!ready) throw new DomainError("SERVICE_UNAVAILABLE");
+      return ready;
     },
-    reply: () => ({ status: 200, body: { status: "ready" } }),
+    reply: (ready) => ({ status: 200, body: { status: "ready", ...ready } }),
   }),
 ];
