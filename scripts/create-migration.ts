@@ -67,6 +67,29 @@ async function readCharAsCharacter(factory: PrismaPg): Promise<void> {
   };
 }
 
+// adapter-pg runs a script by splitting it at every ";", which cuts a dollar-quoted function body
+// (20261122180000_account_changes has one) in pieces: send each script whole, as one simple
+// query, which PostgreSQL splits itself.
+async function runScriptsWhole(factory: PrismaPg): Promise<void> {
+  type Scripted = {
+    executeScript(script: string): Promise<void>;
+    client: { query(sql: string): Promise<unknown> };
+    onError(error: unknown): never;
+  };
+  const adapter = await factory.connect();
+  let proto = Object.getPrototypeOf(adapter) as Scripted | null;
+  while (proto && !Object.hasOwn(proto, "executeScript")) proto = Object.getPrototypeOf(proto);
+  await adapter.dispose();
+  if (!proto) throw new Error("adapter-pg changed: executeScript not found");
+  proto.executeScript = async function (this: Scripted, script: string) {
+    try {
+      await this.client.query(script);
+    } catch (error) {
+      this.onError(error);
+    }
+  };
+}
+
 const name = (process.argv[2] ?? "").replace(/[^A-Za-z0-9_]/g, "_");
 if (!name) {
   console.error("usage: npm run db:migrate:create -- <name>");
@@ -111,6 +134,7 @@ try {
   });
   const SchemaEngine = await loadSchemaEngine();
   await readCharAsCharacter(factory);
+  await runScriptsWhole(factory);
   const engine = await SchemaEngine.new({ datamodels: undefined }, () => {}, adapter);
   const migrations = readMigrations();
   const migrationsList = {
