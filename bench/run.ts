@@ -128,7 +128,7 @@ try {
   const newest = await services.db.note.findFirst({ where: { visibility: "public" }, orderBy: { id: "desc" } });
   const graphqlHome = JSON.stringify({
     query:
-      "{ homeTimeline { ... on NoteConnection { edges { node { id content createdAt author { name nickname } reactions { emoji reactedBy } attachments { url mime } } } } } }",
+      "{ homeTimeline { ... on NoteConnection { edges { node { id content createdAt author { name nickname } reactions { ... on ReactionConnection { edges { node { emoji reactedBy } } } } reactionCount attachments { url mime } } } } } }",
   });
   const runs: Record<string, () => Promise<Load>> = {
     ...Object.fromEntries(

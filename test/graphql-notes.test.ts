@@ -30,7 +30,7 @@ async function gql(query: string, variables: Record<string, unknown>, token?: st
 }
 
 const NOTE =
-  "id content visibility cwComment renoteId replyToId author { name } reactions { emoji reactedBy } attachments { mime url }";
+  "id content visibility cwComment renoteId replyToId author { name } reactions { ... on ReactionConnection { edges { node { emoji reactedBy } } } } reactionCount attachments { mime url }";
 
 describe("notes through GraphQL", () => {
   it("creates, reads, renotes, replies to, reacts to and deletes a note like REST", async () => {
@@ -62,11 +62,16 @@ describe("notes through GraphQL", () => {
     expect(replied.reply.data.replyToId).toBe(note.id);
 
     const reacted = await gql(
-      `mutation ($id: ID!) { react(noteId: $id, emoji: "👍🏽") { ... on MutationReactSuccess { data { reactions { emoji reactedBy } } } } }`,
+      `mutation ($id: ID!) { react(noteId: $id, emoji: "👍🏽") { ... on MutationReactSuccess { data { reactions { ... on ReactionConnection { edges { node { emoji reactedBy } } } } reactionCount reactionCounts { emoji count } ownReaction { emoji } } } } }`,
       { id: note.id },
       bob.token,
     );
-    expect(reacted.react.data.reactions).toEqual([{ emoji: "👍🏽", reactedBy: bob.id }]);
+    expect(reacted.react.data).toEqual({
+      reactions: { edges: [{ node: { emoji: "👍🏽", reactedBy: bob.id } }] },
+      reactionCount: 1,
+      reactionCounts: [{ emoji: "👍🏽", count: 1 }],
+      ownReaction: { emoji: "👍🏽" },
+    });
     const again = await gql(
       `mutation ($id: ID!) { react(noteId: $id, emoji: "👍") { ... on DomainError { code } } }`,
       { id: note.id },

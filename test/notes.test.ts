@@ -229,6 +229,8 @@ describe("GET /notes/{id}", () => {
       created_at: created.created_at,
       attachment_files: [],
       reactions: [],
+      reaction_count: 0,
+      reaction_counts: {},
       author: {
         id: alice.id,
         name: qualified("alice"),

@@ -29,7 +29,7 @@ const graphqlHome = () =>
     headers: { authorization: `Bearer ${reader.token}`, "content-type": "application/json" },
     payload: JSON.stringify({
       query:
-        "{ homeTimeline { ... on NoteConnection { edges { node { id author { name } reactions { emoji } attachments { url } } } } } }",
+        "{ homeTimeline { ... on NoteConnection { edges { node { id author { name } reactions { ... on ReactionConnection { edges { node { emoji } } } } reactionCount reactionCounts { emoji count } attachments { url } } } } } }",
     }),
   });
 

@@ -127,6 +127,8 @@ describe("GET /timeline/home", () => {
       created_at: followed.pub.created_at,
       attachment_files: [],
       reactions: [{ emoji: "👍", reacted_by: hank.id }],
+      reaction_count: 1,
+      reaction_counts: { "👍": 1 },
       author: {
         id: hugo.id,
         name: qualified("hugo"),

@@ -5,6 +5,7 @@ import type { ImplementableObjectRef } from "@pothos/core";
 import * as bookmarks from "../domain/bookmarks/service.ts";
 import * as notes from "../domain/notes/service.ts";
 import * as reactions from "../domain/reactions/service.ts";
+import { REACTIONS_SHOWN, reactionTotal } from "../domain/reactions/shown.ts";
 import * as search from "../domain/search/service.ts";
 import { PAGE } from "../domain/timelines/page.ts";
 import { AccountRef } from "./account.ts";
@@ -13,6 +14,8 @@ import { AFTER_DESCRIPTION, connectionType, firstDescription, page, pageComplexi
 import { DriveFileRef } from "./drive.ts";
 import { OPEN_ENUM } from "./open-enum.ts";
 
+type ReactionRow = notes.NoteView["reactions"][number];
+
 // Open (open-enum.ts): an unknown value in NoteInput reaches notes.createNote, which answers
 // INVALID_VISIBILITY as REST does; the input's type says the four, the runtime value may not be.
 const VisibilityEnum = builder.enumType("Visibility", {
@@ -20,11 +23,23 @@ const VisibilityEnum = builder.enumType("Visibility", {
   extensions: OPEN_ENUM,
 });
 
-const Reaction = builder.objectRef<notes.NoteView["reactions"][number]>("Reaction").implement({
+const Reaction = builder.objectRef<ReactionRow>("Reaction").implement({
   fields: (t) => ({
+    id: t.id({ resolve: (r) => r.id.toString() }),
     emoji: t.exposeString("emoji", { description: "One Unicode emoji, or `<:alias:id>` of a custom emoji." }),
     reactedBy: t.id({ resolve: (r) => r.accountId.toString() }),
+    createdAt: t.field({ type: "DateTime", resolve: (r) => r.createdAt }),
   }),
+});
+
+const ReactionConnection = connectionType(
+  "Reaction",
+  Reaction,
+  "A page of a note's reactions, newest first. Pass `pageInfo.endCursor` as `after` for the next one.",
+);
+
+const ReactionCount = builder.objectRef<{ emoji: string; count: number }>("ReactionCount").implement({
+  fields: (t) => ({ emoji: t.exposeString("emoji"), count: t.exposeInt("count") }),
 });
 
 // Declared with its type: its fields refer to it (renote, replyTo).
@@ -57,7 +72,36 @@ NoteRef.implement({
       resolve: (n) => n.replyToId,
     }),
     author: t.field({ type: AccountRef, resolve: (n) => n.author }),
-    reactions: t.field({ type: [Reaction], resolve: (n) => n.reactions }),
+    reactionCount: t.int({ description: "How many reactions the note has.", resolve: reactionTotal }),
+    reactionCounts: t.field({
+      type: [ReactionCount],
+      description: "How many of each emoji (an emoji nobody uses any more is absent).",
+      resolve: (n) => Object.entries(n.reactionCounts).map(([emoji, count]) => ({ emoji, count })),
+    }),
+    ownReaction: t.field({
+      type: Reaction,
+      nullable: true,
+      description: "The caller's reaction to the note, if any.",
+      resolve: (n) => n.ownReaction,
+    }),
+    reactions: t.field({
+      type: ReactionConnection,
+      errors: { directResult: true },
+      complexity: pageComplexity(reactions.REACTIONS_PAGE, REACTIONS_SHOWN),
+      description: `Every reaction, newest first. The first ${REACTIONS_SHOWN} come with the note; later pages are read on demand.`,
+      args: {
+        first: t.arg.int({ description: `1 to ${reactions.REACTIONS_PAGE}, default ${REACTIONS_SHOWN}` }),
+        after: t.arg.string({ description: AFTER_DESCRIPTION }),
+      },
+      resolve: (n, args, ctx) => {
+        const first = args.first ?? REACTIONS_SHOWN;
+        if (!args.after && Number.isInteger(first) && first >= 1 && first <= REACTIONS_SHOWN)
+          return { items: n.reactions.slice(0, first), hasNextPage: reactionTotal(n) > first };
+        return page({ first, after: args.after }, reactions.REACTIONS_PAGE, (after, limit) =>
+          reactions.listReactions(ctx, n.id.toString(), after, limit),
+        );
+      },
+    }),
     attachments: t.field({ type: [DriveFileRef], resolve: (n) => n.attachments.map((a) => a.file) }),
   }),
 });

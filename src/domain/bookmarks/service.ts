@@ -5,6 +5,7 @@ import { DomainError } from "../errors.ts";
 import { findVisibleNote, NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
 import { visibleTo } from "../notes/visibility.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
+import { withReactions } from "../reactions/shown.ts";
 import { requireAccount } from "../sessions/caller.ts";
 
 export const PAGE = 20;
@@ -41,5 +42,5 @@ export async function listBookmarks(ctx: Context, beforeId?: string, limit = PAG
     take: Math.min(limit, PAGE + 1),
     include: NOTE_INCLUDE,
   });
-  return timelinePage(before, notes);
+  return timelinePage(before, await withReactions(ctx, notes));
 }

@@ -8,6 +8,7 @@ import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount, publicCol
 import type { Context } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
 import { type NotificationInput, notify, toOthers, toOthersSql } from "../notifications/notify.ts";
+import { type NoteReactions, withReactions } from "../reactions/shown.ts";
 import { isModerator, optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
@@ -18,13 +19,14 @@ export const LIMITS = { content: 3000, cwComment: 256, attachments: 16 } as cons
 const VISIBILITIES: readonly string[] = ["public", "home", "followers", "direct"];
 
 /** What a note shows: its author, reactions and attachments, loaded in a fixed number of queries. */
+// Its reactions are read apart (reactions/shown.ts: bounded, with counts), by withReactions or in
+// the statement of a timeline page.
 export const NOTE_INCLUDE = {
   author: { select: PUBLIC_ACCOUNT_SELECT },
-  reactions: { orderBy: { createdAt: "asc" } },
   attachments: { orderBy: { position: "asc" }, include: { file: true } },
 } satisfies Prisma.NoteInclude;
 
-export type NoteView = Prisma.NoteGetPayload<{ include: typeof NOTE_INCLUDE }>;
+export type NoteView = Prisma.NoteGetPayload<{ include: typeof NOTE_INCLUDE }> & NoteReactions;
 
 export interface NoteInput {
   content?: string;
@@ -144,6 +146,8 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
     createdAt,
     author: publicColumnsOf({ ...author, ...counters }),
     reactions: [],
+    ownReaction: null,
+    reactionCounts: {},
     attachments: checked.files.map((file, position) => ({ noteId: row.id, fileId: file.id, position, file })),
   };
 }
@@ -218,7 +222,7 @@ export async function findVisibleNote(ctx: Context, noteId: string): Promise<Not
       ? null
       : await ctx.db.note.findFirst({ where: { id, ...visibleTo(viewer) }, include: NOTE_INCLUDE });
   if (!note) throw new DomainError("NOTE_NOT_FOUND");
-  return note;
+  return (await withReactions(ctx, [note]))[0];
 }
 
 export const getNote = findVisibleNote;
@@ -226,10 +230,13 @@ export const getNote = findVisibleNote;
 /** The notes of `ids` the caller may see, in one query: each id's note, or null. */
 export async function visibleNotesByIds(ctx: Context, ids: readonly bigint[]): Promise<(NoteView | null)[]> {
   const viewer = optionalAccount(ctx);
-  const found = await ctx.db.note.findMany({
-    where: { id: { in: [...new Set(ids)] }, ...visibleTo(viewer) },
-    include: NOTE_INCLUDE,
-  });
+  const found = await withReactions(
+    ctx,
+    await ctx.db.note.findMany({
+      where: { id: { in: [...new Set(ids)] }, ...visibleTo(viewer) },
+      include: NOTE_INCLUDE,
+    }),
+  );
   const byId = new Map(found.map((note) => [note.id, note]));
   return ids.map((id) => byId.get(id) ?? null);
 }

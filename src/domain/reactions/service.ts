@@ -1,12 +1,17 @@
 // Reactions (spec 3.4, 4.3): one per account per note, enforced by the database.
 import { foreignKeyViolation, uniqueViolation } from "../../db/client.ts";
+import { parseSnowflake } from "../../db/snowflake.ts";
+import type { Reaction } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
-import { findVisibleNote, NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
+import { findVisibleNote, type NoteView } from "../notes/service.ts";
+import { visibleTo } from "../notes/visibility.ts";
 import { notify } from "../notifications/notify.ts";
-import { requireAccount } from "../sessions/caller.ts";
+import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
+import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import { isBlocking } from "../social/service.ts";
 import { checkReactionEmoji } from "./emoji.ts";
+import { withReactions } from "./shown.ts";
 
 export async function react(ctx: Context, noteId: string, emojiText: string): Promise<NoteView> {
   const caller = requireAccount(ctx);
@@ -14,8 +19,9 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
   const note = await findVisibleNote(ctx, noteId);
   if (await isBlocking(ctx.db, note.authorId, caller.id)) throw new DomainError("YOU_ARE_BLOCKED");
   try {
-    return await ctx.db.$transaction(async (tx) => {
-      await tx.reaction.create({ data: { noteId: note.id, accountId: caller.id, emoji } });
+    await ctx.db.$transaction(async (tx) => {
+      // Its counts are kept by the reactions' triggers, in this transaction.
+      await tx.reaction.create({ data: { id: ctx.ids.next(), noteId: note.id, accountId: caller.id, emoji } });
       await notify(ctx, tx, {
         recipientId: note.authorId,
         actorId: caller.id,
@@ -23,13 +29,15 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
         noteId: note.id,
         content: emoji,
       });
-      return tx.note.findUniqueOrThrow({ where: { id: note.id }, include: NOTE_INCLUDE });
     });
   } catch (err) {
     if (uniqueViolation(err)) throw new DomainError("ALREADY_REACTED");
     if (foreignKeyViolation(err)) throw new DomainError("NOTE_NOT_FOUND"); // deleted meanwhile
     throw err;
   }
+  // The note as it stands now, with the caller's reaction (its own, shown however many come after).
+  const [reacted] = await withReactions(ctx, [note]);
+  return reacted;
 }
 
 export async function unreact(ctx: Context, noteId: string): Promise<void> {
@@ -37,4 +45,30 @@ export async function unreact(ctx: Context, noteId: string): Promise<void> {
   const note = await findVisibleNote(ctx, noteId);
   const { count } = await ctx.db.reaction.deleteMany({ where: { noteId: note.id, accountId: caller.id } });
   if (count === 0) throw new DomainError("NOT_REACTED");
+}
+
+export const REACTIONS_PAGE = 100;
+
+/**
+ * GET /notes/{id}/reactions (extension, CONTRACT 5): every reaction of a note the caller may
+ * see, newest first, REACTIONS_PAGE a page, paged by `before_id` as timelines are.
+ */
+export async function listReactions(
+  ctx: Context,
+  noteId: string,
+  beforeId?: string,
+  /** At most REACTIONS_PAGE + 1 (GraphQL asks one more to know if there is a next page). */
+  limit = REACTIONS_PAGE,
+): Promise<Reaction[]> {
+  const before = parseBeforeId(beforeId);
+  const id = parseSnowflake(noteId);
+  const visible =
+    id !== undefined && (await ctx.db.note.count({ where: { id, ...visibleTo(optionalAccount(ctx)) } })) > 0;
+  if (!visible) throw new DomainError("NOTE_NOT_FOUND");
+  const page = await ctx.db.reaction.findMany({
+    where: { noteId: id, ...olderThan(before) },
+    orderBy: { id: "desc" },
+    take: Math.min(limit, REACTIONS_PAGE + 1),
+  });
+  return timelinePage(before, page);
 }

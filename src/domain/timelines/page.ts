@@ -6,6 +6,14 @@ import type { Context } from "../context.ts";
 import { NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
+import {
+  type NoteReactions,
+  parseReactionColumns,
+  type ReactionColumns,
+  reactionColumns,
+  withReactions,
+} from "../reactions/shown.ts";
+import { optionalAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 
 export const PAGE = 20;
@@ -36,7 +44,7 @@ export async function notePage(
     take: Math.min(query.limit ?? PAGE, PAGE + 1),
     include: NOTE_INCLUDE,
   });
-  return timelinePage(before, notes);
+  return timelinePage(before, await withReactions(ctx, notes));
 }
 
 /** A page of the notes `n` for which `where` (SQL) holds, newest first, past the cursor, filtered. */
@@ -117,9 +125,7 @@ export async function notesSelectedBy(ctx: Context, page: Prisma.Sql): Promise<N
       json_build_object('id', a.id::text, 'name', a.name, 'email', a.email, 'nickname', a.nickname, 'bio', a.bio,
         'locked', a.locked, 'avatarFileId', a.avatar_file_id::text, 'headerFileId', a.header_file_id::text,
         'followersCount', a.followers_count, 'followingCount', a.following_count, 'notesCount', a.notes_count) AS author,
-      COALESCE((SELECT json_agg(json_build_object('accountId', r.account_id::text, 'emoji', r.emoji,
-          'createdAt', r.created_at) ORDER BY r.created_at)
-        FROM reactions r WHERE r.note_id = p.id), '[]') AS reactions,
+      ${reactionColumns(Prisma.sql`p.id`, optionalAccount(ctx)?.id)},
       COALESCE((SELECT json_agg(json_build_object('position', x.position, 'id', f.id::text,
           'ownerId', f.owner_id::text, 'name', f.name, 'mime', f.mime, 'size', f.size::text, 'nsfw', f.nsfw,
           'blurhash', f.blurhash, 'thumbnailSize', f.thumbnail_size, 'createdAt', f.created_at) ORDER BY x.position)
@@ -134,12 +140,7 @@ export async function notesSelectedBy(ctx: Context, page: Prisma.Sql): Promise<N
       avatarFileId: optionalId(row.author.avatarFileId),
       headerFileId: optionalId(row.author.headerFileId),
     },
-    reactions: row.reactions.map((r) => ({
-      noteId: row.id,
-      accountId: BigInt(r.accountId),
-      emoji: r.emoji,
-      createdAt: new Date(r.createdAt),
-    })),
+    ...parseReactionColumns(row.id, row),
     attachments: row.attachments.map(({ position, ...f }) => ({
       noteId: row.id,
       fileId: BigInt(f.id),
@@ -158,18 +159,18 @@ export async function notesSelectedBy(ctx: Context, page: Prisma.Sql): Promise<N
 const optionalId = (id: string | null) => (id === null ? null : BigInt(id));
 
 /** A row of notesSelectedBy as PostgreSQL sends it: JSON carries ids and sizes as text. */
-type NoteRow = Omit<NoteView, "author" | "reactions" | "attachments"> & {
-  author: Omit<NoteView["author"], "id" | "avatarFileId" | "headerFileId"> & {
-    id: string;
-    avatarFileId: string | null;
-    headerFileId: string | null;
+type NoteRow = Omit<NoteView, "author" | "attachments" | keyof NoteReactions> &
+  ReactionColumns & {
+    author: Omit<NoteView["author"], "id" | "avatarFileId" | "headerFileId"> & {
+      id: string;
+      avatarFileId: string | null;
+      headerFileId: string | null;
+    };
+    attachments: (Omit<DriveFile, "id" | "ownerId" | "size" | "createdAt"> & {
+      position: number;
+      id: string;
+      ownerId: string | null;
+      size: string;
+      createdAt: string;
+    })[];
   };
-  reactions: { accountId: string; emoji: string; createdAt: string }[];
-  attachments: (Omit<DriveFile, "id" | "ownerId" | "size" | "createdAt"> & {
-    position: number;
-    id: string;
-    ownerId: string | null;
-    size: string;
-    createdAt: string;
-  })[];
-};

@@ -5,7 +5,14 @@ import * as notes from "../../domain/notes/service.ts";
 import * as reactions from "../../domain/reactions/service.ts";
 import { querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
-import { FullNoteShape, fullNoteView, NoteShape, noteView } from "../views/note.ts";
+import {
+  FullNoteShape,
+  fullNoteView,
+  NoteShape,
+  noteView,
+  PagedReactionShape,
+  pagedReactionView,
+} from "../views/note.ts";
 
 const noteParams = z.object({ note_id: z.string() });
 const noteBody = z.object({
@@ -118,6 +125,19 @@ export const noteRoutes = [
     overrides: { YOU_ARE_BLOCKED: 403 },
     run: (ctx, { params, body }) => reactions.react(ctx, params.note_id, body.emoji),
     reply: (note, ctx) => ({ status: 200, body: fullNoteView(ctx, note) }),
+  }),
+  route({
+    method: "GET",
+    path: "/notes/:note_id/reactions",
+    summary: `Every reaction of a note, newest first, ${reactions.REACTIONS_PAGE} a page (extension)`,
+    tag: "notes",
+    auth: "required",
+    params: noteParams,
+    query: z.object({ before_id: querySnowflake.optional() }),
+    success: { status: 200, description: "the reactions", schema: z.array(PagedReactionShape) },
+    errors: ["NOTE_NOT_FOUND", "NOTHING_LEFT"],
+    run: (ctx, { params, query }) => reactions.listReactions(ctx, params.note_id, query.before_id),
+    reply: (list) => ({ status: 200, body: list.map(pagedReactionView) }),
   }),
   route({
     method: "DELETE",

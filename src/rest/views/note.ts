@@ -5,7 +5,8 @@ import { type PublicAccount, qualifiedNameOf } from "../../domain/accounts/servi
 import type { Context } from "../../domain/context.ts";
 import { fileUrl } from "../../domain/drive/urls.ts";
 import type { NoteView } from "../../domain/notes/service.ts";
-import type { DriveFile } from "../../generated/prisma/client.ts";
+import { REACTIONS_SHOWN, reactionTotal, shownReactions } from "../../domain/reactions/shown.ts";
+import type { DriveFile, Reaction } from "../../generated/prisma/client.ts";
 import { named, Snowflake, Timestamp, Url } from "./wire.ts";
 
 export const AttachmentShape = named(
@@ -63,7 +64,26 @@ export const NoteShape = named(
 export const FullNoteShape = named(
   "FullNote",
   "A note with its reactions and author: get, react, bookmark, timelines, search (spec 2.4).",
-  z.strictObject({ ...noteFields, reactions: z.array(ReactionShape), author: AuthorShape }),
+  z.strictObject({
+    ...noteFields,
+    reactions: z
+      .array(ReactionShape)
+      .max(REACTIONS_SHOWN)
+      .describe(
+        `at most ${REACTIONS_SHOWN}, the newest first, always with the caller's own (CONTRACT 5); GET /notes/{note_id}/reactions pages them all`,
+      ),
+    reaction_count: z.number().int().min(0).describe("extension: how many reactions the note has"),
+    reaction_counts: z
+      .record(z.string(), z.number().int().min(1))
+      .describe("extension: how many of each emoji (an emoji nobody uses any more is absent)"),
+    author: AuthorShape,
+  }),
+);
+
+export const PagedReactionShape = named(
+  "PagedReaction",
+  "A reaction as GET /notes/{note_id}/reactions pages them (extension): with its id, which `before_id` takes.",
+  z.strictObject({ id: Snowflake, emoji: z.string(), reacted_by: Snowflake, created_at: Timestamp }),
 );
 
 export function attachmentView(ctx: Context, f: DriveFile): z.infer<typeof AttachmentShape> {
@@ -107,7 +127,18 @@ export function noteView(ctx: Context, n: NoteView): z.infer<typeof NoteShape> {
 export function fullNoteView(ctx: Context, n: NoteView): z.infer<typeof FullNoteShape> {
   return {
     ...noteView(ctx, n),
-    reactions: n.reactions.map((r) => ({ emoji: r.emoji, reacted_by: r.accountId.toString() })),
+    reactions: shownReactions(n).map((r) => ({ emoji: r.emoji, reacted_by: r.accountId.toString() })),
+    reaction_count: reactionTotal(n),
+    reaction_counts: n.reactionCounts,
     author: authorView(ctx, n.author),
+  };
+}
+
+export function pagedReactionView(r: Reaction): z.infer<typeof PagedReactionShape> {
+  return {
+    id: r.id.toString(),
+    emoji: r.emoji,
+    reacted_by: r.accountId.toString(),
+    created_at: r.createdAt.toISOString(),
   };
 }

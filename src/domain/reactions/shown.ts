@@ -1,0 +1,95 @@
+// The reactions a note shows wherever it is returned (CONTRACT 5, bounded for scale): the newest
+// REACTIONS_SHOWN, the caller's own however old, and the count by emoji over all of them, read
+// from the counts the reactions' triggers keep (never by counting reactions). A note with
+// 100,000 reactions costs a page what a note with 20 costs.
+import { Prisma } from "../../db/client.ts";
+import type { Reaction } from "../../generated/prisma/client.ts";
+import type { Context } from "../context.ts";
+import { optionalAccount } from "../sessions/caller.ts";
+
+export const REACTIONS_SHOWN = 20;
+
+export interface NoteReactions {
+  /** The newest REACTIONS_SHOWN reactions, newest first. */
+  reactions: Reaction[];
+  /** The caller's own reaction, also when older than those; null without one (or a caller). */
+  ownReaction: Reaction | null;
+  /** The count of every reaction by emoji; an emoji nobody uses any more is absent. */
+  reactionCounts: Record<string, number>;
+}
+
+/** The reactions a note shows: the newest, with the caller's own in place of the oldest when it is not among them. */
+export function shownReactions(n: NoteReactions): Reaction[] {
+  const own = n.ownReaction;
+  if (!own || n.reactions.some((r) => r.accountId === own.accountId)) return n.reactions;
+  return [...n.reactions.slice(0, REACTIONS_SHOWN - 1), own];
+}
+
+export function reactionTotal(n: NoteReactions): number {
+  return Object.values(n.reactionCounts).reduce((sum, count) => sum + count, 0);
+}
+
+const reactionJson = (r: string) =>
+  Prisma.raw(
+    `json_build_object('id', ${r}.id::text, 'accountId', ${r}.account_id::text, 'emoji', ${r}.emoji, 'createdAt', ${r}.created_at)`,
+  );
+
+/**
+ * The three columns of NoteReactions for the note whose id is `noteId` (SQL), as JSON, to put in
+ * a statement that selects notes: each is an index read of at most REACTIONS_SHOWN reactions, one
+ * reaction, and the note's count rows.
+ */
+export function reactionColumns(noteId: Prisma.Sql, viewerId: bigint | undefined): Prisma.Sql {
+  return Prisma.sql`
+    COALESCE((SELECT json_agg(${reactionJson("r")} ORDER BY r.id DESC)
+      FROM (SELECT * FROM reactions WHERE note_id = ${noteId} ORDER BY id DESC LIMIT ${Prisma.raw(String(REACTIONS_SHOWN))}) r),
+      '[]') AS reactions,
+    ${
+      viewerId === undefined
+        ? Prisma.sql`NULL::json`
+        : Prisma.sql`(SELECT ${reactionJson("o")} FROM reactions o WHERE o.note_id = ${noteId} AND o.account_id = ${viewerId})`
+    } AS "ownReaction",
+    COALESCE((SELECT json_object_agg(c.emoji, c.total) FROM (
+        SELECT emoji, sum(count)::int AS total FROM note_reaction_counts
+        WHERE note_id = ${noteId} GROUP BY emoji HAVING sum(count) > 0) c),
+      '{}') AS "reactionCounts"`;
+}
+
+interface ReactionJson {
+  id: string;
+  accountId: string;
+  emoji: string;
+  createdAt: string;
+}
+
+/** NoteReactions columns as PostgreSQL sends them. */
+export interface ReactionColumns {
+  reactions: ReactionJson[];
+  ownReaction: ReactionJson | null;
+  reactionCounts: Record<string, number>;
+}
+
+function reactionOf(noteId: bigint, r: ReactionJson): Reaction {
+  return { id: BigInt(r.id), noteId, accountId: BigInt(r.accountId), emoji: r.emoji, createdAt: new Date(r.createdAt) };
+}
+
+export function parseReactionColumns(noteId: bigint, row: ReactionColumns): NoteReactions {
+  return {
+    reactions: row.reactions.map((r) => reactionOf(noteId, r)),
+    ownReaction: row.ownReaction && reactionOf(noteId, row.ownReaction),
+    reactionCounts: row.reactionCounts,
+  };
+}
+
+/** `notes` with the reactions they show, read in one statement for all of them. */
+export async function withReactions<T extends { id: bigint }>(
+  ctx: Context,
+  notes: T[],
+): Promise<(T & NoteReactions)[]> {
+  if (notes.length === 0) return [];
+  const rows = await ctx.db.$queryRaw<(ReactionColumns & { id: bigint })[]>`
+    SELECT n.id, ${reactionColumns(Prisma.sql`n.id`, optionalAccount(ctx)?.id)}
+    FROM unnest(${notes.map((n) => n.id)}::bigint[]) AS n(id)`;
+  const byId = new Map(rows.map((row) => [row.id, parseReactionColumns(row.id, row)]));
+  return notes.map((note) => ({ ...note, ...(byId.get(note.id) as NoteReactions) }));
+}
