@@ -185,8 +185,8 @@ export async function addNotes(
         [base, seeded.images, from, to],
       );
       await client.query(
-        `INSERT INTO reactions (note_id, account_id, emoji)
-         SELECT $1::bigint + (g::bigint << 22), $2::bigint + ((g * 7 + r) % ($3::bigint - $2::bigint + 1)),
+        `INSERT INTO reactions (id, note_id, account_id, emoji)
+         SELECT $1::bigint + (g::bigint << 22) + 1 + r, $1::bigint + (g::bigint << 22), $2::bigint + ((g * 7 + r) % ($3::bigint - $2::bigint + 1)),
                 (ARRAY['👍','🎉','❤️','😂'])[1 + r]
          FROM generate_series($4::int, $5::int) g, generate_series(0, 2) r WHERE g % 10 = 0
          ON CONFLICT DO NOTHING`,

@@ -1,0 +1,32 @@
+// The benchmark's seed (`murmur seed`), on a small scale: it writes rows the schema accepts
+// (reactions with their ids, counted by the triggers) and the server reads them like any other.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seed } from "../src/cli/seed.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server?.close());
+
+describe("seed", () => {
+  it("fills accounts, notes and reactions whose counts match, and the timelines serve them", async () => {
+    const seeded = await seed(server.services, server.databaseUrl, { accounts: 120, notes: 2000 });
+    const db = server.services.db;
+    expect(await db.note.count()).toBeGreaterThanOrEqual(2000);
+    expect(await db.reaction.count()).toBeGreaterThan(0);
+    const [drift] = await db.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM (SELECT note_id, emoji, sum(count) AS kept FROM note_reaction_counts GROUP BY 1, 2) k
+      FULL JOIN (SELECT note_id, emoji, count(*) AS rows FROM reactions GROUP BY 1, 2) r USING (note_id, emoji)
+      WHERE coalesce(k.kept, 0) <> coalesce(r.rows, 0)`;
+    expect(drift.n).toBe(0);
+    const global = await server.request("GET", "/timeline/global");
+    expect(global.status).toBe(200);
+    expect(global.body).toHaveLength(20);
+    const reacted = await db.reaction.findFirstOrThrow({ select: { noteId: true } });
+    const note = await server.request("GET", `/notes/${reacted.noteId}`);
+    expect(note.body.reaction_count).toBeGreaterThan(0);
+    expect(seeded.viewerId).toBeDefined();
+  });
+});
