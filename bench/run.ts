@@ -14,10 +14,11 @@ import { searchNotes } from "../src/domain/search/service.ts";
 import { accountTimeline, timeline } from "../src/domain/timelines/service.ts";
 import { createLogger } from "../src/log.ts";
 import { closeServices, createServices } from "../src/services.ts";
+import { benchHostile } from "./hostile.ts";
 import { type Load, load } from "./load.ts";
 import { benchSearch } from "./search.ts";
 import { benchSerialise } from "./serialise.ts";
-import { startBenchServer } from "./server.ts";
+import { BENCH_SIGNING_KEY, startBenchServer } from "./server.ts";
 import { SqlProbe } from "./sql.ts";
 import { benchUpload } from "./upload.ts";
 
@@ -49,6 +50,7 @@ const config = loadConfig({
   DATA_DIR: server.dataDir,
   DATABASE_URL: server.databaseUrl,
   BCRYPT_COST: "4",
+  TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
 });
 const services = await createServices(config, server.databaseUrl, createLogger("silent"));
 try {
@@ -204,6 +206,8 @@ try {
     `from:seed3 ${KEYWORD}`,
   ]);
   await probe.close();
+  // Last: it adds a crowd of accounts, a viral note and a star author to the database.
+  const hostile = await benchHostile(services, server.url, seeded, token);
 
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const rows = Object.fromEntries(
@@ -272,11 +276,23 @@ try {
       }),
     ),
   );
+  console.log("\nHostile scale, each beside the same measure on ordinary data in this run:");
+  console.table(
+    Object.fromEntries(
+      Object.entries(hostile.scenarios).flatMap(([name, { murmur, baseline }]) => [
+        [name, murmur],
+        [`${name} (baseline)`, baseline],
+      ]),
+    ),
+  );
+  console.log(
+    `32 connections reacting to one note, each request another account: ${hostile.reactionsPerSecond.reqPerSec} reactions/s (p99 ${hostile.reactionsPerSecond.p99} ms, ${hostile.reactionsPerSecond.refused} refused)`,
+  );
   if (explain)
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, search, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);

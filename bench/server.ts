@@ -1,6 +1,7 @@
 // Starts Murmur as a child process for a benchmark (embedded PostgreSQL in a temporary folder
 // unless DATABASE_URL is set) and gives a logged-in account on it.
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import fs from "node:fs";
 import net from "node:net";
@@ -23,6 +24,8 @@ export interface BenchServer {
 }
 
 const ROOT = path.resolve(import.meta.dirname, "..");
+/** The server's token key, shared with the bench's own services so they can sign tokens it takes. */
+export const BENCH_SIGNING_KEY = randomBytes(32).toString("base64");
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -67,6 +70,7 @@ export async function startBenchServer(): Promise<BenchServer> {
       BCRYPT_COST: "4",
       // The benchmark measures speed, not the limits that would cut its load off.
       RATE_LIMIT_MULTIPLIER: "0",
+      TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
       // Seeded notes bypass the outbox: the server searches PostgreSQL; bench/search.ts measures
       // Meilisearch on an index rebuilt from the seed.
       MEILI_URL: "",

@@ -8,8 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { searchNotes } from "../src/domain/search/service.ts";
 import { createLogger } from "../src/log.ts";
-import { requiredTerms } from "../src/search/meilisearch.ts";
-import { parseSearchQuery } from "../src/search/query.ts";
+import { parseSearchQuery, requiredTerms } from "../src/search/query.ts";
 import { rebuildSearchIndex, storedMarker } from "../src/search/rebuild.ts";
 import { SearchWorker } from "../src/search/worker.ts";
 import { expectError } from "./support/expect.ts";

@@ -136,6 +136,8 @@ describe("keywords", () => {
         created_at: expect.stringMatching(ISO_MS),
         attachment_files: [],
         reactions: [],
+        reaction_count: 0,
+        reaction_counts: {},
         author: {
           id: alice.id,
           name: `@alice@${HOST}`,

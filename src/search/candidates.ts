@@ -6,8 +6,8 @@
 import type { Db } from "../db/client.ts";
 import type { Context } from "../domain/context.ts";
 import { FOLDING_VERSION } from "./fold.ts";
-import { type Marker, requiredTerms } from "./meilisearch.ts";
-import type { SearchNode } from "./query.ts";
+import type { Marker } from "./meilisearch.ts";
+import { requiredTerms, type SearchNode } from "./query.ts";
 
 /** Most waiting notes joined to the index's hits; past it, PostgreSQL answers alone. */
 export const PENDING_MAX = 1000;

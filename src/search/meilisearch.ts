@@ -13,7 +13,7 @@
 import { LRUCache } from "lru-cache";
 import { Meilisearch, MeilisearchApiError, type Settings, type Task } from "meilisearch";
 import { fold } from "./fold.ts";
-import type { SearchNode } from "./query.ts";
+import { requiredTerms, type SearchNode } from "./query.ts";
 
 export const DEFAULT_INDEX = "notes";
 /** Most candidates one search takes from Meilisearch; past it, PostgreSQL answers alone. */
@@ -133,15 +133,6 @@ export function searchDocument(note: IndexedNote): SearchDocument {
     ms: Number(note.id >> 22n),
     grams: [...new Set([...grams(note.content), ...grams(note.cwComment)])].join(" "),
   };
-}
-
-/** The terms every match must contain, or undefined when the tree gives none to narrow by. */
-export function requiredTerms(tree: SearchNode): string[] | undefined {
-  const items = tree.kind === "and" ? tree.items : [tree];
-  const terms = items.flatMap((item) =>
-    (item.kind === "keyword" || item.kind === "phrase") && [...item.text].length >= 2 ? [item.text] : [],
-  );
-  return terms.length ? terms : undefined;
 }
 
 /**

@@ -1,9 +1,9 @@
 // The PostgreSQL side of search: a query tree compiles to one parameterised Prisma filter
 // (no SQL built from user text). Keywords and phrases are case-insensitive substring matches
 // on content or cw_comment (ILIKE, served by the trigram GIN indexes), CJK included.
-import type { Prisma } from "../db/client.ts";
+import { type Db, Prisma } from "../db/client.ts";
 import { PLAIN_RENOTE, QUOTE } from "../domain/notes/service.ts";
-import type { SearchNode } from "./query.ts";
+import { requiredTerms, type SearchNode } from "./query.ts";
 
 /** The `from:` names of a tree, to resolve to account ids in one query. */
 export function fromNames(node: SearchNode): string[] {
@@ -63,4 +63,37 @@ export function compileSearch(node: SearchNode, authors: Map<string, bigint | un
             ],
           };
   }
+}
+
+/** Most candidates the phrase index gives; past it, the search goes on without them. */
+export const PHRASE_CANDIDATES = 2000;
+/**
+ * What a space becomes in the phrase indexes (migration 20261124161000_phrase_trigrams): a
+ * letter, so pg_trgm makes trigrams across words ("eǂs" of "note seeded"), where it makes none
+ * across a space. Any character would keep the filter true; a rare letter keeps it selective.
+ */
+const SPACE = "ǂ";
+
+function phraseText(column: "content" | "cw_comment"): Prisma.Sql {
+  return Prisma.raw(`translate(lower(n.${column}), ' ', '${SPACE}')`);
+}
+
+/**
+ * The notes that may match a query with a phrase of several words, or undefined (no such
+ * phrase, or more than PHRASE_CANDIDATES notes). pg_trgm splits text into words, so the plain
+ * indexes find every note holding each word of "note seeded" and PostgreSQL checks them all,
+ * however few hold the phrase; the phrase indexes also know which words follow which. A note
+ * matching the query holds every required term (case-insensitively, as ILIKE folds with lower),
+ * so it holds each one here too: the candidates are a superset of the matches.
+ */
+export async function phraseCandidates(db: Db, tree: SearchNode): Promise<bigint[] | undefined> {
+  const terms = requiredTerms(tree);
+  if (!terms?.some((term) => /\s/u.test(term.trim()))) return undefined;
+  const holds = terms.map((term) => {
+    const pattern = Prisma.sql`'%' || translate(lower(${literal(term)}), ' ', ${SPACE}) || '%'`;
+    return Prisma.sql`(${phraseText("content")} LIKE ${pattern} OR ${phraseText("cw_comment")} LIKE ${pattern})`;
+  });
+  const rows = await db.$queryRaw<{ id: bigint }[]>`
+    SELECT n.id FROM notes n WHERE ${Prisma.join(holds, " AND ")} LIMIT ${PHRASE_CANDIDATES + 1}`;
+  return rows.length > PHRASE_CANDIDATES ? undefined : rows.map((r) => r.id);
 }

@@ -199,3 +199,16 @@ export function printSearchQuery(node: SearchNode): string {
       return `has:${node.value}`;
   }
 }
+
+/**
+ * The keywords and phrases of two characters or more every match must contain (the positive
+ * terms of a top-level AND), or undefined when the tree gives none: what an index can narrow a
+ * search by, each term being a case-insensitive substring of every match.
+ */
+export function requiredTerms(tree: SearchNode): string[] | undefined {
+  const items = tree.kind === "and" ? tree.items : [tree];
+  const terms = items.flatMap((item) =>
+    (item.kind === "keyword" || item.kind === "phrase") && [...item.text].length >= 2 ? [item.text] : [],
+  );
+  return terms.length ? terms : undefined;
+}

@@ -42,7 +42,8 @@ const reactionJson = (r: string) =>
 export function reactionColumns(noteId: Prisma.Sql, viewerId: bigint | undefined): Prisma.Sql {
   return Prisma.sql`
     COALESCE((SELECT json_agg(${reactionJson("r")} ORDER BY r.id DESC)
-      FROM (SELECT * FROM reactions WHERE note_id = ${noteId} ORDER BY id DESC LIMIT ${Prisma.raw(String(REACTIONS_SHOWN))}) r),
+      FROM (SELECT * FROM reactions WHERE note_id = ${noteId} ORDER BY id DESC
+        LIMIT ${Prisma.raw(String(REACTIONS_SHOWN))}) r),
       '[]') AS reactions,
     ${
       viewerId === undefined

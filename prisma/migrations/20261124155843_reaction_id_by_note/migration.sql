@@ -1,0 +1,2 @@
+-- DropIndex
+DROP INDEX "reactions_id_key";
