@@ -18,9 +18,14 @@ function foldCodePoint(cp: number): string {
   return to;
 }
 
+function ascii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 export function fold(text: string): string {
   // ASCII, the common case, folds as JS folds it.
-  if (/^[\x00-\x7f]*$/.test(text)) return text.toLowerCase();
+  if (ascii(text)) return text.toLowerCase();
   let out = "";
   for (const char of text) out += foldCodePoint(char.codePointAt(0) ?? 0);
   return out;
