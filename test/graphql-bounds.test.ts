@@ -81,7 +81,7 @@ describe("GraphQL bounds", () => {
 
   it(`refuses a document costing more than ${MAX_COST.toLocaleString("en")}, lists counted by their page size`, async () => {
     const page =
-      "edges { node { id content author { name } reactions { emoji reactedBy } attachments { url mime nsfw } } }";
+      "edges { node { id content author { name } reactionCount reactionCounts { emoji count } attachments { url mime nsfw } } }";
     const query = aliases(MAX_ALIASES, `searchNotes(query: "x", first: 100) { ... on NoteConnection { ${page} } }`);
     const answer = await post({ query });
     expect(answer.status).toBe(400);
@@ -96,7 +96,7 @@ describe("GraphQL bounds", () => {
 
   it("counts a page by its size whatever `first` says: out of range, the field itself answers INVALID_REQUEST", async () => {
     const page =
-      "edges { node { id content author { name } reactions { emoji reactedBy } attachments { url mime nsfw } } }";
+      "edges { node { id content author { name } reactionCount reactionCounts { emoji count } attachments { url mime nsfw } } }";
     const query = `{
       huge: searchNotes(query: "x", first: 100000000) { __typename ... on DomainError { code } ... on NoteConnection { ${page} } }
       negative: searchNotes(query: "x", first: -100000000) { __typename ... on DomainError { code } ... on NoteConnection { ${page} } }
