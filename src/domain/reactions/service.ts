@@ -1,43 +1,54 @@
 // Reactions (spec 3.4, 4.3): one per account per note, enforced by the database.
-import { foreignKeyViolation, uniqueViolation } from "../../db/client.ts";
+import { foreignKeyViolation, Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Reaction } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { findVisibleNote, type NoteView } from "../notes/service.ts";
 import { visibleTo } from "../notes/visibility.ts";
-import { notify } from "../notifications/notify.ts";
+import { toOthersSql } from "../notifications/notify.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import { isBlocking } from "../social/service.ts";
 import { checkReactionEmoji } from "./emoji.ts";
-import { withReactions } from "./shown.ts";
 
 export async function react(ctx: Context, noteId: string, emojiText: string): Promise<NoteView> {
   const caller = requireAccount(ctx);
   const emoji = await checkReactionEmoji(ctx, emojiText);
-  const note = await findVisibleNote(ctx, noteId);
+  const id = parseSnowflake(noteId);
+  const note =
+    id === undefined
+      ? null
+      : await ctx.db.note.findFirst({
+          where: { id, ...visibleTo(caller) },
+          select: { id: true, authorId: true },
+        });
+  if (!note) throw new DomainError("NOTE_NOT_FOUND");
   if (await isBlocking(ctx.db, note.authorId, caller.id)) throw new DomainError("YOU_ARE_BLOCKED");
+  // The reaction and its notice in one statement, atomic on its own: a viral note takes reactions
+  // from many accounts at once, and a transaction held over round trips would make them queue.
+  // Its counts are kept by the reactions' triggers, in the same statement.
+  let taken: { n: number }[];
   try {
-    await ctx.db.$transaction(async (tx) => {
-      // Its counts are kept by the reactions' triggers, in this transaction.
-      await tx.reaction.create({ data: { id: ctx.ids.next(), noteId: note.id, accountId: caller.id, emoji } });
-      await notify(ctx, tx, {
-        recipientId: note.authorId,
-        actorId: caller.id,
-        type: "reacted",
-        noteId: note.id,
-        content: emoji,
-      });
-    });
+    taken = await ctx.db.$queryRaw<{ n: number }[]>`
+      WITH reacted AS (
+        INSERT INTO reactions (id, note_id, account_id, emoji)
+        VALUES (${ctx.ids.next()}, ${note.id}, ${caller.id}, ${emoji})
+        ON CONFLICT (note_id, account_id) DO NOTHING
+        RETURNING note_id
+      ), notified AS (
+        INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
+        SELECT ${ctx.ids.next()}, ${note.authorId}, 'reacted'::"NotificationType", ${caller.id}, note_id, ${emoji}
+        FROM reacted WHERE ${toOthersSql(Prisma.sql`${note.authorId}`, caller.id)}
+      )
+      SELECT count(*)::int AS n FROM reacted`;
   } catch (err) {
-    if (uniqueViolation(err)) throw new DomainError("ALREADY_REACTED");
     if (foreignKeyViolation(err)) throw new DomainError("NOTE_NOT_FOUND"); // deleted meanwhile
     throw err;
   }
+  if (taken[0].n === 0) throw new DomainError("ALREADY_REACTED");
   // The note as it stands now, with the caller's reaction (its own, shown however many come after).
-  const [reacted] = await withReactions(ctx, [note]);
-  return reacted;
+  return findVisibleNote(ctx, noteId);
 }
 
 export async function unreact(ctx: Context, noteId: string): Promise<void> {
