@@ -1,12 +1,12 @@
-// Trigram candidates (issue 16): a search's required terms of 3 characters or more are looked up
-// in the phrase indexes first (whose trigrams span words), and the notes found are exactly those
-// the plain filter finds (tested equal against the
+// Phrase candidates (issue 16): a search with a phrase of several words is narrowed by the phrase
+// indexes first (whose trigrams span words), and the notes found are exactly those the plain
+// filter finds (tested equal against the
 // Prisma form alone, on texts made to trip it: letter case, repeated and odd spaces, LIKE's
 // wildcards, the index's own space letter, CJK, content warnings), while a phrase whose every
 // trigram is common but which no note holds is answered from few or no candidates.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileSearch, TRIGRAM_CANDIDATES, trigramCandidates } from "../src/search/postgres.ts";
+import { compileSearch, PHRASE_CANDIDATES, phraseCandidates } from "../src/search/postgres.ts";
 import { parseSearchQuery } from "../src/search/query.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -53,7 +53,7 @@ async function byFilter(query: string): Promise<bigint[]> {
 
 async function expectSuperset(query: string) {
   const matches = await byFilter(query);
-  const candidates = await trigramCandidates(server.services.db, parseSearchQuery(query));
+  const candidates = await phraseCandidates(server.services.db, parseSearchQuery(query));
   if (candidates === undefined) return;
   const held = new Set(candidates);
   for (const id of matches) expect(held.has(id), `${query}: ${id}`).toBe(true);
@@ -94,15 +94,15 @@ describe("phrase candidates", () => {
     expect(found).toEqual(await byFilter(query));
   });
 
-  it("are not asked for without a required term of 3 characters or more", async () => {
-    for (const query of ["ab", '"ab"', "ab cd", "seeded OR note", "-seeded ab", "from:alice"])
-      expect(await trigramCandidates(server.services.db, parseSearchQuery(query))).toBeUndefined();
-    expect(await trigramCandidates(server.services.db, parseSearchQuery("seeded ab"))).toBeDefined();
+  it("are not asked for without a required phrase of several words", async () => {
+    for (const query of ["seeded", '"seeded"', "seeded note", "seeded OR note", '-"seeded note" ab', "from:alice"])
+      expect(await phraseCandidates(server.services.db, parseSearchQuery(query))).toBeUndefined();
+    expect(await phraseCandidates(server.services.db, parseSearchQuery('"seeded note" ab'))).toBeDefined();
   });
 
   it("a phrase every note's words hold, in an order none has: no candidate at all", async () => {
     expect(await byFilter('"fox brown"')).toEqual([]);
-    expect(await trigramCandidates(server.services.db, parseSearchQuery('"fox brown"'))).toEqual([]);
+    expect(await phraseCandidates(server.services.db, parseSearchQuery('"fox brown"'))).toEqual([]);
   });
 
   it("hold every match for generated phrases over a small alphabet", async () => {
@@ -117,14 +117,14 @@ describe("phrase candidates", () => {
     );
   });
 
-  it(`give up past ${TRIGRAM_CANDIDATES} candidates`, async () => {
+  it(`give up past ${PHRASE_CANDIDATES} candidates`, async () => {
     await server.services.db.note.createMany({
-      data: Array.from({ length: TRIGRAM_CANDIDATES + 1 }, () => ({
+      data: Array.from({ length: PHRASE_CANDIDATES + 1 }, () => ({
         id: server.services.ids.next(),
         authorId: BigInt(alice.id),
         content: "very common phrase",
       })),
     });
-    expect(await trigramCandidates(server.services.db, parseSearchQuery('"common phrase"'))).toBeUndefined();
+    expect(await phraseCandidates(server.services.db, parseSearchQuery('"common phrase"'))).toBeUndefined();
   });
 });

@@ -4,7 +4,7 @@
 // backends return the same notes.
 import type { Prisma } from "../../db/client.ts";
 import { indexCandidates } from "../../search/candidates.ts";
-import { compileSearch, fromNames, trigramCandidates } from "../../search/postgres.ts";
+import { compileSearch, fromNames, phraseCandidates } from "../../search/postgres.ts";
 import { parseSearchQuery } from "../../search/query.ts";
 import { checkStorable, keyOf, localNameOf } from "../accounts/rules.ts";
 import type { Context } from "../context.ts";
@@ -39,15 +39,15 @@ export async function searchNotes(
 
   const where: Prisma.NoteWhereInput[] = [visibleTo(viewer), compileSearch(tree, authors), olderThan(before)];
   // An index that cannot answer only means PostgreSQL answers alone.
-  const [candidates, trigrams] = await Promise.all([
+  const [candidates, phrased] = await Promise.all([
     indexCandidates(ctx, tree, before).catch((err) => {
       ctx.log.warn({ err }, "search index unavailable; searching PostgreSQL alone");
       return undefined;
     }),
-    trigramCandidates(ctx.db, tree),
+    phraseCandidates(ctx.db, tree),
   ]);
   if (candidates) where.push({ id: { in: candidates } });
-  if (trigrams) where.push({ id: { in: trigrams } });
+  if (phrased) where.push({ id: { in: phrased } });
   const notes = await ctx.db.note.findMany({
     where: { AND: where },
     orderBy: { id: "desc" },
