@@ -5,50 +5,54 @@ import type { Reaction } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { findVisibleNote, type NoteView } from "../notes/service.ts";
-import { visibleTo } from "../notes/visibility.ts";
+import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
 import { toOthersSql } from "../notifications/notify.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
-import { isBlocking } from "../social/service.ts";
+import { notesSelectedBy } from "../timelines/page.ts";
 import { checkReactionEmoji } from "./emoji.ts";
 
 export async function react(ctx: Context, noteId: string, emojiText: string): Promise<NoteView> {
   const caller = requireAccount(ctx);
   const emoji = await checkReactionEmoji(ctx, emojiText);
   const id = parseSnowflake(noteId);
-  const note =
-    id === undefined
-      ? null
-      : await ctx.db.note.findFirst({
-          where: { id, ...visibleTo(caller) },
-          select: { id: true, authorId: true },
-        });
-  if (!note) throw new DomainError("NOTE_NOT_FOUND");
-  if (await isBlocking(ctx.db, note.authorId, caller.id)) throw new DomainError("YOU_ARE_BLOCKED");
-  // The reaction and its notice in one statement, atomic on its own: a viral note takes reactions
-  // from many accounts at once, and a transaction held over round trips would make them queue.
-  // Its counts are kept by the reactions' triggers, in the same statement.
-  let taken: { n: number }[];
+  if (id === undefined) throw new DomainError("NOTE_NOT_FOUND");
+  // Seeing the note, the block, the reaction and its notice in one statement, atomic on its own:
+  // a viral note takes reactions from many accounts at once, and a transaction held over round
+  // trips would make them queue. Its counts are kept by the reactions' triggers, in the same
+  // statement.
+  let outcome: { visible: boolean; blocked: boolean; reacted: boolean };
   try {
-    taken = await ctx.db.$queryRaw<{ n: number }[]>`
-      WITH reacted AS (
+    [outcome] = await ctx.db.$queryRaw<(typeof outcome)[]>`
+      WITH target AS (
+        SELECT n.id, n.author_id FROM notes n WHERE n.id = ${id} AND ${audienceSql(caller)} ${unfrozenSql(caller)}
+      ), blocked AS (
+        SELECT EXISTS (SELECT FROM blocks b JOIN target t ON b.blocker_id = t.author_id
+          WHERE b.blocked_id = ${caller.id}) AS yes
+      ), reacted AS (
         INSERT INTO reactions (id, note_id, account_id, emoji)
-        VALUES (${ctx.ids.next()}, ${note.id}, ${caller.id}, ${emoji})
+        SELECT ${ctx.ids.next()}, t.id, ${caller.id}, ${emoji} FROM target t WHERE NOT (SELECT yes FROM blocked)
         ON CONFLICT (note_id, account_id) DO NOTHING
         RETURNING note_id
       ), notified AS (
         INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
-        SELECT ${ctx.ids.next()}, ${note.authorId}, 'reacted'::"NotificationType", ${caller.id}, note_id, ${emoji}
-        FROM reacted WHERE ${toOthersSql(Prisma.sql`${note.authorId}`, caller.id)}
+        SELECT ${ctx.ids.next()}, t.author_id, 'reacted'::"NotificationType", ${caller.id}, t.id, ${emoji}
+        FROM reacted r JOIN target t ON t.id = r.note_id WHERE ${toOthersSql(Prisma.sql`t.author_id`, caller.id)}
       )
-      SELECT count(*)::int AS n FROM reacted`;
+      SELECT EXISTS (SELECT FROM target) AS visible, (SELECT yes FROM blocked) AS blocked,
+        EXISTS (SELECT FROM reacted) AS reacted`;
   } catch (err) {
     if (foreignKeyViolation(err)) throw new DomainError("NOTE_NOT_FOUND"); // deleted meanwhile
     throw err;
   }
-  if (taken[0].n === 0) throw new DomainError("ALREADY_REACTED");
-  // The note as it stands now, with the caller's reaction (its own, shown however many come after).
-  return findVisibleNote(ctx, noteId);
+  if (!outcome.visible) throw new DomainError("NOTE_NOT_FOUND");
+  if (outcome.blocked) throw new DomainError("YOU_ARE_BLOCKED");
+  if (!outcome.reacted) throw new DomainError("ALREADY_REACTED");
+  // The note as it stands now, with the caller's reaction (its own, shown however many come
+  // after), read in one statement as a timeline's notes are.
+  const [note] = await notesSelectedBy(ctx, Prisma.sql`SELECT n.* FROM notes n WHERE n.id = ${id}`);
+  if (!note) throw new DomainError("NOTE_NOT_FOUND"); // deleted since
+  return note;
 }
 
 export async function unreact(ctx: Context, noteId: string): Promise<void> {
