@@ -182,8 +182,14 @@ describe("GET /lists/{id}", () => {
     const created = await list(owen, "private one");
     const empty = await getList(created.id, owen);
     expect(empty.status).toBe(200);
-    expect(sorted(empty.body)).toEqual(["assignees", "id", "public", "title"]);
-    expect(empty.body).toEqual({ id: created.id, title: "private one", public: false, assignees: [] });
+    expect(sorted(empty.body)).toEqual(["assignee_count", "assignees", "id", "public", "title"]);
+    expect(empty.body).toEqual({
+      id: created.id,
+      title: "private one",
+      public: false,
+      assignees: [],
+      assignee_count: 0,
+    });
 
     await members(owen, created.id, [amy, ben]);
     const full = await getList(created.id, owen);
@@ -193,6 +199,7 @@ describe("GET /lists/{id}", () => {
       title: "private one",
       public: false,
       assignees: [assignee(amy), assignee(ben)].sort(byId),
+      assignee_count: 2,
     });
     for (const entry of full.body.assignees) expect(sorted(entry)).toEqual(["id", "name"]);
   });
@@ -200,7 +207,13 @@ describe("GET /lists/{id}", () => {
   it("shows a public list to its owner, to other accounts and without credentials", async () => {
     const created = await list(owen, "public one", true);
     await members(owen, created.id, [carl]);
-    const expected = { id: created.id, title: "public one", public: true, assignees: [assignee(carl)] };
+    const expected = {
+      id: created.id,
+      title: "public one",
+      public: true,
+      assignees: [assignee(carl)],
+      assignee_count: 1,
+    };
     for (const who of [owen, sue, amy, undefined]) {
       const answer = await getList(created.id, who);
       expect(answer.status).toBe(200);
@@ -231,7 +244,13 @@ describe("PATCH /lists/{id}", () => {
     await members(owen, created.id, [amy]);
     const answer = await patchList(owen, created.id, { title: "after" });
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual({ id: created.id, title: "after", public: false, assignees: [assignee(amy)] });
+    expect(answer.body).toEqual({
+      id: created.id,
+      title: "after",
+      public: false,
+      assignees: [assignee(amy)],
+      assignee_count: 1,
+    });
     expect((await getList(created.id, owen)).body).toEqual(answer.body);
   });
 
@@ -239,12 +258,18 @@ describe("PATCH /lists/{id}", () => {
     const created = await list(owen, "soon public");
     const opened = await patchList(owen, created.id, { public: true });
     expect(opened.status).toBe(200);
-    expect(opened.body).toEqual({ id: created.id, title: "soon public", public: true, assignees: [] });
+    expect(opened.body).toEqual({
+      id: created.id,
+      title: "soon public",
+      public: true,
+      assignees: [],
+      assignee_count: 0,
+    });
     expect((await getList(created.id, sue)).status).toBe(200);
 
     const both = await patchList(owen, created.id, { title: "renamed", public: false });
     expect(both.status).toBe(200);
-    expect(both.body).toEqual({ id: created.id, title: "renamed", public: false, assignees: [] });
+    expect(both.body).toEqual({ id: created.id, title: "renamed", public: false, assignees: [], assignee_count: 0 });
   });
 
   it("making a list private hides it from others (get, get-by-account, notes)", async () => {
@@ -323,6 +348,7 @@ describe("GET /lists/accounts/{account_id}", () => {
     title: l.title,
     public: l.public,
     assignees: assignees.map(assignee).sort(byId),
+    assignee_count: assignees.length,
   });
   // biome-ignore lint/suspicious/noExplicitAny: list views are read field by field
   const normalized = (body: any[]) => body.map((l) => ({ ...l, assignees: [...l.assignees].sort(byId) })).sort(byId);
@@ -330,7 +356,7 @@ describe("GET /lists/accounts/{account_id}", () => {
   it("gives the owner all its lists, private ones included, each with assignees", async () => {
     const answer = await listsOf(lou.id, lou);
     expect(answer.status).toBe(200);
-    for (const l of answer.body) expect(sorted(l)).toEqual(["assignees", "id", "public", "title"]);
+    for (const l of answer.body) expect(sorted(l)).toEqual(["assignee_count", "assignees", "id", "public", "title"]);
     expect(normalized(answer.body)).toEqual([view(open, [amy, ben]), view(closed, [carl]), view(second, [])]);
   });
 

@@ -9,7 +9,12 @@ const List = builder.objectRef<lists.ListView>("List").implement({
     id: t.id({ resolve: (l) => l.id.toString() }),
     title: t.exposeString("title"),
     public: t.exposeBoolean("public"),
-    assignees: t.field({ type: [AccountRef], resolve: (l) => l.assignees.map((m) => m.account) }),
+    assignees: t.field({
+      type: [AccountRef],
+      description: `At most ${lists.ASSIGNEES_SHOWN}, by account id newest first (REST's GET /lists/{id}/assignees pages them all).`,
+      resolve: (l) => l.assignees.map((m) => m.account),
+    }),
+    assigneeCount: t.int({ description: "How many accounts the list has.", resolve: (l) => l._count.assignees }),
   }),
 });
 

@@ -8,19 +8,27 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
 import { notify } from "../notifications/notify.ts";
+import { parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { authorsPage, type TimelineQuery } from "../timelines/page.ts";
 
 export const MAX_TITLE = 100;
 export const MAX_TARGETS = 30;
+/**
+ * Assignees a list shows with itself (issue 16: a list's size is not bounded, its answer is);
+ * `assignee_count` says how many it has, and GET /lists/{id}/assignees pages them all.
+ */
+export const ASSIGNEES_SHOWN = 100;
+export const ASSIGNEES_PAGE = 100;
 
-// Assignees are shown, so only their public columns are read (never the passphrase hash).
+const ASSIGNEE = { accountId: true, account: { select: PUBLIC_ACCOUNT_SELECT } } satisfies Prisma.ListMemberSelect;
+
+// Assignees are shown, so only their public columns are read (never the passphrase hash). By
+// account id, newest first, as GET /lists/{id}/assignees pages them.
 const WITH_ASSIGNEES = {
-  assignees: {
-    orderBy: { createdAt: "asc" },
-    select: { accountId: true, account: { select: PUBLIC_ACCOUNT_SELECT } },
-  },
+  assignees: { orderBy: { accountId: "desc" }, take: ASSIGNEES_SHOWN, select: ASSIGNEE },
+  _count: { select: { assignees: true } },
 } satisfies Prisma.ListInclude;
 
 export type ListView = Prisma.ListGetPayload<{ include: typeof WITH_ASSIGNEES }>;
@@ -40,6 +48,30 @@ async function visibleList(ctx: Context, listId: string): Promise<ListView> {
   const id = parseSnowflake(listId);
   const list = id === undefined ? null : await ctx.db.list.findUnique({ where: { id }, include: WITH_ASSIGNEES });
   return seenBy(list, viewer);
+}
+
+/**
+ * GET /lists/{id}/assignees (extension): every assignee of a list the caller may see, by account
+ * id newest first, ASSIGNEES_PAGE a page, paged by `before_id` (an account id) as timelines are.
+ */
+export async function listAssignees(
+  ctx: Context,
+  listId: string,
+  beforeId?: string,
+  /** At most ASSIGNEES_PAGE + 1 (GraphQL asks one more to know if there is a next page). */
+  limit = ASSIGNEES_PAGE,
+): Promise<Prisma.ListMemberGetPayload<{ select: typeof ASSIGNEE }>[]> {
+  const before = parseBeforeId(beforeId);
+  const id = parseSnowflake(listId);
+  const list = id === undefined ? null : await ctx.db.list.findUnique({ where: { id }, select: LIST_RULE });
+  seenBy(list, optionalAccount(ctx));
+  const page = await ctx.db.listMember.findMany({
+    where: { listId: id, ...(before === undefined ? {} : { accountId: { lt: before } }) },
+    orderBy: { accountId: "desc" },
+    take: Math.min(limit, ASSIGNEES_PAGE + 1),
+    select: ASSIGNEE,
+  });
+  return timelinePage(before, page);
 }
 
 /** `list` if the viewer may see it (public, or its own); LIST_NOTFOUND otherwise. */

@@ -1,8 +1,17 @@
 // Routes of lists (spec 4.4, 2.9; CONTRACT 6).
 import { z } from "zod";
 import * as lists from "../../domain/lists/service.ts";
+import { querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
-import { AssignedShape, ListCreatedShape, ListShape, listCreatedView, listView } from "../views/list.ts";
+import {
+  AssignedShape,
+  AssigneeShape,
+  assigneeView,
+  ListCreatedShape,
+  ListShape,
+  listCreatedView,
+  listView,
+} from "../views/list.ts";
 import { NotesAnswer, notesReply, timelineQuery, toTimelineQuery } from "./timelines.ts";
 
 const listParams = z.object({ list_id: z.string() });
@@ -46,6 +55,19 @@ export const listRoutes = [
     errors: ["LIST_NOTFOUND"],
     run: (ctx, { params }) => lists.getList(ctx, params.list_id),
     reply: (list, ctx) => ({ status: 200, body: listView(ctx, list) }),
+  }),
+  route({
+    method: "GET",
+    path: "/lists/:list_id/assignees",
+    summary: `Every assignee of a public list, or one's own, by account id newest first, ${lists.ASSIGNEES_PAGE} a page (extension)`,
+    tag: "lists",
+    auth: "required",
+    params: listParams,
+    query: z.object({ before_id: querySnowflake.optional() }),
+    success: { status: 200, description: "the assignees", schema: z.array(AssigneeShape) },
+    errors: ["LIST_NOTFOUND", "NOTHING_LEFT"],
+    run: (ctx, { params, query }) => lists.listAssignees(ctx, params.list_id, query.before_id),
+    reply: (found, ctx) => ({ status: 200, body: found.map((m) => assigneeView(ctx, m)) }),
   }),
   route({
     method: "GET",

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { qualifiedNameOf } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
-import type * as lists from "../../domain/lists/service.ts";
+import * as lists from "../../domain/lists/service.ts";
 import type { List } from "../../generated/prisma/client.ts";
 import { named, Snowflake } from "./wire.ts";
 
@@ -14,10 +14,25 @@ export const ListCreatedShape = named(
   z.strictObject(listFields),
 );
 
+export const AssigneeShape = named(
+  "Assignee",
+  "An account assigned to a list (spec 2.9).",
+  z.strictObject({ id: Snowflake, name: z.string() }),
+);
+
 export const ListShape = named(
   "List",
   "A list with its assignees (spec 2.9).",
-  z.strictObject({ ...listFields, assignees: z.array(z.strictObject({ id: Snowflake, name: z.string() })) }),
+  z.strictObject({
+    ...listFields,
+    assignees: z
+      .array(AssigneeShape)
+      .max(lists.ASSIGNEES_SHOWN)
+      .describe(
+        `at most ${lists.ASSIGNEES_SHOWN}, by account id newest first; GET /lists/{list_id}/assignees pages them all`,
+      ),
+    assignee_count: z.number().int().min(0).describe("extension: how many accounts the list has"),
+  }),
 );
 
 export const AssignedShape = named(
@@ -30,9 +45,14 @@ export function listCreatedView(list: Pick<List, "id" | "title" | "public">): z.
   return { id: list.id.toString(), title: list.title, public: list.public };
 }
 
+export function assigneeView(ctx: Context, m: lists.ListView["assignees"][number]): z.infer<typeof AssigneeShape> {
+  return { id: m.accountId.toString(), name: qualifiedNameOf(ctx, m.account) };
+}
+
 export function listView(ctx: Context, list: lists.ListView): z.infer<typeof ListShape> {
   return {
     ...listCreatedView(list),
-    assignees: list.assignees.map((m) => ({ id: m.accountId.toString(), name: qualifiedNameOf(ctx, m.account) })),
+    assignees: list.assignees.map((m) => assigneeView(ctx, m)),
+    assignee_count: list._count.assignees,
   };
 }
