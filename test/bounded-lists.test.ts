@@ -1,6 +1,7 @@
 // Lists whose size others decide are bounded in every answer (issue 16): a list shows at most 100
 // assignees with `assignee_count`, and GET /lists/{id}/assignees pages all of them, 100 a page,
-// by account id newest first, with timelines' paging rules.
+// by account id newest first, with timelines' paging rules; GET /follow_requests pages the same
+// way (it had cut at 1,000 with no way to the rest).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
@@ -98,5 +99,37 @@ describe("a list of 230 accounts", () => {
     });
     expect(answer.body.data.list.data.assigneeCount).toBe(MEMBERS);
     expect(answer.body.data.list.data.assignees).toHaveLength(100);
+  });
+});
+
+describe("230 follow requests to a locked account", () => {
+  it("are paged 100 at a time by requester id, newest first, then 404 NOTHING_LEFT", async () => {
+    const db = server.services.db;
+    const locked = await account(server, "locked");
+    await db.account.update({ where: { id: BigInt(locked.id) }, data: { locked: true } });
+    await db.followRequest.createMany({
+      data: members.map((requesterId) => ({ requesterId, targetId: BigInt(locked.id) })),
+    });
+    const seen: string[] = [];
+    let before: string | undefined;
+    for (;;) {
+      const answer = await server.request("GET", `/follow_requests${before ? `?before_id=${before}` : ""}`, {
+        token: locked.token,
+      });
+      if (before && answer.status === 404) {
+        expectError(answer, 404, "NOTHING_LEFT");
+        break;
+      }
+      expect(answer.status).toBe(200);
+      expect(answer.body.length).toBeLessThanOrEqual(100);
+      seen.push(...answer.body.map((a: { id: string }) => a.id));
+      before = answer.body.at(-1).id;
+    }
+    expect(seen).toEqual(members.map(String));
+    expectError(
+      await server.request("GET", "/follow_requests?before_id=x", { token: locked.token }),
+      400,
+      "INVALID_REQUEST",
+    );
   });
 });

@@ -5,6 +5,7 @@ import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "..
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { notify } from "../notifications/notify.ts";
+import { parseBeforeId, timelinePage } from "../paging.ts";
 import { requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 
@@ -83,16 +84,26 @@ export async function unfollow(ctx: Context, nameOrId: string): Promise<void> {
   });
 }
 
-/** Incoming follow requests, oldest first. */
-export async function listFollowRequests(ctx: Context): Promise<PublicAccount[]> {
+export const FOLLOW_REQUESTS_PAGE = 100;
+
+/**
+ * Incoming follow requests, FOLLOW_REQUESTS_PAGE a page, by requester id newest first, paged by
+ * `before_id` (a requester's id) as timelines are: how many others ask is not the caller's to
+ * bound (it was cut at 1,000 without a way to the rest).
+ */
+export async function listFollowRequests(ctx: Context, beforeId?: string): Promise<PublicAccount[]> {
   const caller = requireAccount(ctx);
+  const before = parseBeforeId(beforeId);
   const requests = await ctx.db.followRequest.findMany({
-    where: { targetId: caller.id },
-    orderBy: { createdAt: "asc" },
+    where: { targetId: caller.id, ...(before === undefined ? {} : { requesterId: { lt: before } }) },
+    orderBy: { requesterId: "desc" },
     include: { requester: { select: PUBLIC_ACCOUNT_SELECT } },
-    take: 1000,
+    take: FOLLOW_REQUESTS_PAGE,
   });
-  return requests.map((r) => r.requester);
+  return timelinePage(
+    before,
+    requests.map((r) => r.requester),
+  );
 }
 
 export async function answerFollowRequest(ctx: Context, nameOrId: string, accept: boolean): Promise<void> {

@@ -1,6 +1,7 @@
 // Routes of the social graph: follow (spec 4.1), follow requests and blocks (CONTRACT 4).
 import { z } from "zod";
 import * as social from "../../domain/social/service.ts";
+import { querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
 import { AccountSummaryShape, accountSummaryView, FollowResultShape } from "../views/account.ts";
 
@@ -70,16 +71,17 @@ export const socialRoutes = [
   route({
     method: "GET",
     path: "/follow_requests",
-    summary: "Incoming follow requests (extension)",
+    summary: `Incoming follow requests, by requester id newest first, ${social.FOLLOW_REQUESTS_PAGE} a page (extension)`,
     tag: "social",
     auth: "required",
+    query: z.object({ before_id: querySnowflake.optional() }),
     success: {
       status: 200,
       description: "the requesters",
       schema: z.array(AccountSummaryShape),
     },
-    errors: [],
-    run: (ctx) => social.listFollowRequests(ctx),
+    errors: ["NOTHING_LEFT"],
+    run: (ctx, { query }) => social.listFollowRequests(ctx, query.before_id),
     reply: (accounts, ctx) => ({
       status: 200,
       body: accounts.map((a) => accountSummaryView(ctx, a)),
