@@ -52,6 +52,16 @@ const env = z.object({
     "must be an index name",
   ),
   STORAGE_DIR: optionalString,
+  // CONTRACT 11: an S3-compatible bucket instead of STORAGE_DIR.
+  S3_BUCKET: optionalString,
+  S3_ENDPOINT: url(["http:", "https:"]),
+  S3_REGION: optionalString,
+  S3_ACCESS_KEY_ID: optionalString,
+  S3_SECRET_ACCESS_KEY: optionalString,
+  S3_FORCE_PATH_STYLE: z
+    .enum(["true", "false"])
+    .optional()
+    .transform((v) => v === "true"),
   // Extension: rate-limit counters in Redis, shared by every instance behind one load balancer.
   REDIS_URL: url(["redis:", "rediss:"]),
   RATE_LIMIT_MULTIPLIER: optionalString
@@ -94,6 +104,15 @@ export interface Config {
   captcha: { provider: CaptchaProvider; secret?: string; verifyUrl?: string };
   meili?: { url: string; key?: string; index?: string };
   storageDir: string;
+  /** An S3-compatible bucket for files, instead of storageDir (CONTRACT 11). */
+  s3?: {
+    bucket: string;
+    endpoint?: string;
+    region: string;
+    accessKeyId?: string;
+    secretAccessKey?: string;
+    forcePathStyle: boolean;
+  };
   rateLimitMultiplier: number;
   redisUrl?: string;
   tokenSigningKey?: string;
@@ -138,6 +157,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     captcha: { provider, secret: e.CAPTCHA_SECRET, verifyUrl: e.CAPTCHA_VERIFY_URL },
     meili: e.MEILI_URL ? { url: e.MEILI_URL, key: e.MEILI_KEY, index: e.MEILI_INDEX } : undefined,
     storageDir: path.resolve(e.STORAGE_DIR ?? path.join(e.DATA_DIR, "files")),
+    s3: e.S3_BUCKET
+      ? {
+          bucket: e.S3_BUCKET,
+          endpoint: e.S3_ENDPOINT,
+          region: e.S3_REGION ?? "us-east-1",
+          accessKeyId: e.S3_ACCESS_KEY_ID,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+          forcePathStyle: e.S3_FORCE_PATH_STYLE,
+        }
+      : undefined,
     rateLimitMultiplier: e.RATE_LIMIT_MULTIPLIER,
     redisUrl: e.REDIS_URL,
     tokenSigningKey: e.TOKEN_SIGNING_KEY,

@@ -11,6 +11,7 @@ import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
 import { createMeilisearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
+import { createS3Storage, s3ScratchDir } from "./storage/s3.ts";
 
 export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
   // Writes made here are forgotten at once; the database announces them, and others', a moment later.
@@ -30,7 +31,9 @@ export async function createServices(config: Config, databaseUrl: string, log: L
       log,
     }),
     captcha: createCaptchaVerifier(config.captcha),
-    storage: await createLocalStorage(config.storageDir),
+    storage: config.s3
+      ? await createS3Storage({ ...config.s3, scratchDir: s3ScratchDir(config.dataDir) })
+      : await createLocalStorage(config.storageDir),
     search: config.meili ? createMeilisearchIndex(config.meili) : undefined,
     log,
   };

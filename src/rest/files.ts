@@ -5,7 +5,7 @@ import parseRange from "range-parser";
 import type { FileContent } from "../domain/drive/service.ts";
 import type { RestReply } from "./route.ts";
 
-export function fileReply(content: FileContent, request: Record<string, string | undefined>): RestReply {
+export async function fileReply(content: FileContent, request: Record<string, string | undefined>): Promise<RestReply> {
   const { file, size } = content;
   const etag = `"${file.id}${content.variant === "thumbnail" ? "-thumbnail" : ""}"`;
   const headers: Record<string, string> = {
@@ -46,11 +46,11 @@ export function fileReply(content: FileContent, request: Record<string, string |
           "content-range": `bytes ${start}-${end}/${size}`,
           "content-length": String(end - start + 1),
         },
-        body: content.read({ start, end }),
+        body: await content.open({ start, end }),
       };
     }
   }
-  return { status: 200, headers: { ...headers, "content-length": String(size) }, body: content.read() };
+  return { status: 200, headers: { ...headers, "content-length": String(size) }, body: await content.open() };
 }
 
 /**

@@ -1,23 +1,13 @@
 // Storage in a local folder (STORAGE_DIR): objects under a two-level fan-out by key.
-import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import type { ByteRange, Storage } from "./storage.ts";
+import { type ByteRange, MissingObject, prepareScratch, type Storage } from "./storage.ts";
 
 const KEY = /^[0-9A-Za-z._-]{1,100}$/;
-const SCRATCH_MAX_AGE_MS = 60 * 60 * 1000;
 
 export async function createLocalStorage(root: string): Promise<Storage> {
   const scratchDir = path.join(root, ".uploads");
-  await fs.mkdir(scratchDir, { recursive: true });
-  // Uploads cut short by a crash left scratch files nothing refers to. Only old ones go: another
-  // process (the CLI beside a running server) may be receiving uploads right now.
-  const stale = Date.now() - SCRATCH_MAX_AGE_MS;
-  for (const name of await fs.readdir(scratchDir)) {
-    const file = path.join(scratchDir, name);
-    const stat = await fs.stat(file).catch(() => undefined);
-    if (stat && stat.mtimeMs < stale) await fs.rm(file, { recursive: true, force: true });
-  }
+  await prepareScratch(scratchDir);
 
   const pathOf = (key: string) => {
     if (!KEY.test(key) || key.startsWith(".")) throw new Error(`bad storage key ${JSON.stringify(key)}`);
@@ -38,8 +28,12 @@ export async function createLocalStorage(root: string): Promise<Storage> {
         await fs.rm(localPath, { force: true });
       }
     },
-    read(key, range?: ByteRange) {
-      return createReadStream(pathOf(key), range ? { start: range.start, end: range.end } : {});
+    async open(key, range?: ByteRange) {
+      // Opened before answering, so a missing file is known before any header is sent.
+      const handle = await fs.open(pathOf(key), "r").catch((err: NodeJS.ErrnoException) => {
+        throw err.code === "ENOENT" ? new MissingObject(key) : err;
+      });
+      return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
     },
     async delete(key) {
       await fs.rm(pathOf(key), { force: true });

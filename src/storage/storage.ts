@@ -1,6 +1,25 @@
 // Where file bytes live. The domain sees only this interface, so an S3-compatible store can
 // replace the local folder without touching it.
+import fs from "node:fs/promises";
+import path from "node:path";
 import type { Readable } from "node:stream";
+
+const SCRATCH_MAX_AGE_MS = 60 * 60 * 1000;
+
+/**
+ * Makes the folder uploads arrive in. Uploads cut short by a crash left files there nothing
+ * refers to; only old ones go: another process (the CLI beside a running server) may be
+ * receiving uploads right now.
+ */
+export async function prepareScratch(scratchDir: string): Promise<void> {
+  await fs.mkdir(scratchDir, { recursive: true });
+  const stale = Date.now() - SCRATCH_MAX_AGE_MS;
+  for (const name of await fs.readdir(scratchDir)) {
+    const file = path.join(scratchDir, name);
+    const stat = await fs.stat(file).catch(() => undefined);
+    if (stat && stat.mtimeMs < stale) await fs.rm(file, { recursive: true, force: true });
+  }
+}
 
 export interface ByteRange {
   /** First byte, inclusive. */
@@ -14,8 +33,15 @@ export interface Storage {
   readonly scratchDir: string;
   /** Moves a finished local file into the store under `key`. */
   putFile(key: string, localPath: string): Promise<void>;
-  /** The object's bytes, or the given range of them. */
-  read(key: string, range?: ByteRange): Readable;
+  /** The object's bytes, or the given range of them; MissingObject when there is no such object. */
+  open(key: string, range?: ByteRange): Promise<Readable>;
   /** Removes the object; a missing one is not an error. */
   delete(key: string): Promise<void>;
+}
+
+/** The store has no object under a key (its bytes lost, or never written). */
+export class MissingObject extends Error {
+  constructor(key: string) {
+    super(`no stored object ${key}`);
+  }
 }

@@ -23,11 +23,11 @@ const content: FileContent = {
   variant: "file",
   mime: "text/plain",
   size: BYTES.length,
-  read: (range) => Readable.from([range ? BYTES.subarray(range.start, range.end + 1) : BYTES]),
+  open: async (range) => Readable.from([range ? BYTES.subarray(range.start, range.end + 1) : BYTES]),
 };
 
 async function answer(range: string) {
-  const reply = fileReply(content, { range });
+  const reply = await fileReply(content, { range });
   const body = reply.body instanceof Readable ? (await buffer(reply.body)).toString() : reply.body;
   return { status: reply.status, contentRange: reply.headers?.["content-range"], body };
 }

@@ -9,7 +9,7 @@ import { pipeline } from "node:stream/promises";
 import { orGone } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
-import type { ByteRange } from "../../storage/storage.ts";
+import { type ByteRange, MissingObject } from "../../storage/storage.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
 import type { Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
@@ -233,7 +233,8 @@ export interface FileContent {
   variant: "file" | "thumbnail";
   mime: string;
   size: number;
-  read(range?: ByteRange): Readable;
+  /** The bytes, or a range of them; FILE_NOT_FOUND when the store has lost them. */
+  open(range?: ByteRange): Promise<Readable>;
 }
 
 /** The bytes behind a file URL (public): the file itself or its thumbnail. */
@@ -251,6 +252,11 @@ export async function openFileContent(
     variant,
     mime: variant === "file" ? file.mime : "image/webp",
     size: variant === "file" ? Number(file.size) : (file.thumbnailSize ?? 0),
-    read: (range) => services.storage.read(key, range),
+    open: (range) =>
+      services.storage.open(key, range).catch((err) => {
+        if (!(err instanceof MissingObject)) throw err;
+        services.log.error({ key }, "a file's bytes are missing from storage");
+        throw new DomainError("FILE_NOT_FOUND");
+      }),
   };
 }

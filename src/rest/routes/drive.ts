@@ -46,11 +46,10 @@ function contentRoute(variant: "file" | "thumbnail") {
       },
     ],
     errors: ["FILE_NOT_FOUND"],
-    run: async (ctx, { params, headers }) => ({
-      content: await drive.openFileContent(ctx, params.file_id, variant),
-      headers,
-    }),
-    reply: ({ content, headers }) => fileReply(content, headers),
+    // The stream is opened here, before anything is answered: missing bytes are FILE_NOT_FOUND.
+    run: async (ctx, { params, headers }) =>
+      fileReply(await drive.openFileContent(ctx, params.file_id, variant), headers),
+    reply: (answer) => answer,
   });
 }
 

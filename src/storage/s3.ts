@@ -1,0 +1,76 @@
+// Storage in an S3-compatible bucket (CONTRACT 11; S3_BUCKET): what a fleet of instances shares.
+// Uploads still arrive in a local scratch folder (the upload is checked and thumbnailed there);
+// putFile then streams the file into the bucket as a multipart upload, never whole in memory,
+// and removes the scratch copy. Reads are ranged GETs streamed out as they come.
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, S3Client } from "@aws-sdk/client-s3";
+import { Upload } from "@aws-sdk/lib-storage";
+import { type ByteRange, MissingObject, prepareScratch, type Storage } from "./storage.ts";
+
+export interface S3Options {
+  bucket: string;
+  /** Unset: AWS for the region. */
+  endpoint?: string;
+  region: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** `true` for MinIO-like servers that do not take the bucket in the host name. */
+  forcePathStyle: boolean;
+  /** The local folder uploads arrive in before they go to the bucket. */
+  scratchDir: string;
+}
+
+/** Parts of a multipart upload: 8 MB, four at a time, so an upload holds at most ~32 MB. */
+const PART_SIZE = 8 * 1024 * 1024;
+const QUEUE = 4;
+
+export async function createS3Storage(options: S3Options): Promise<Storage> {
+  await prepareScratch(options.scratchDir);
+  const client = new S3Client({
+    region: options.region,
+    endpoint: options.endpoint,
+    forcePathStyle: options.forcePathStyle,
+    credentials:
+      options.accessKeyId && options.secretAccessKey
+        ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey }
+        : undefined,
+  });
+  const Bucket = options.bucket;
+  return {
+    scratchDir: options.scratchDir,
+    async putFile(key, localPath) {
+      const upload = new Upload({
+        client,
+        params: { Bucket, Key: key, Body: fs.createReadStream(localPath) },
+        partSize: PART_SIZE,
+        queueSize: QUEUE,
+        // A failed upload aborts its parts: nothing is left in the bucket.
+        leavePartsOnError: false,
+      });
+      await upload.done();
+      await fsp.rm(localPath, { force: true });
+    },
+    async open(key, range?: ByteRange) {
+      try {
+        const answer = await client.send(
+          new GetObjectCommand({ Bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+        );
+        return answer.Body as Readable;
+      } catch (err) {
+        if (err instanceof NoSuchKey || (err as { name?: string }).name === "NoSuchKey") throw new MissingObject(key);
+        throw err;
+      }
+    },
+    async delete(key) {
+      await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
+    },
+  };
+}
+
+/** Where uploads wait before they go to the bucket: under DATA_DIR, one folder per process's store. */
+export function s3ScratchDir(dataDir: string): string {
+  return path.join(dataDir, "uploads");
+}
