@@ -87,7 +87,13 @@ const env = z.object({
   // connection is answered 408 and closed.
   REQUEST_TIMEOUT_MS: integer(100, 3_600_000, 120_000),
   HEADERS_TIMEOUT_MS: integer(100, 3_600_000, 10_000),
-  WORKER_ID: integer(0, 1023, process.pid % 1024),
+  // Unset: leased from the database at start (src/db/worker-lease.ts).
+  WORKER_ID: optionalString
+    .transform((v) => (v === undefined ? undefined : Number(v)))
+    .refine(
+      (n) => n === undefined || (Number.isInteger(n) && n >= 0 && n <= 1023),
+      "must be a whole number from 0 to 1023",
+    ),
 });
 
 export interface Config {
@@ -118,7 +124,8 @@ export interface Config {
   tokenSigningKey?: string;
   logLevel: string;
   bcryptCost: number;
-  workerId: number;
+  /** The snowflake worker id; undefined: one is leased from the database (CONTRACT 11). */
+  workerId?: number;
   maxInFlight: number;
   /** Origins browsers may call from; undefined: any. */
   corsOrigins?: string[];

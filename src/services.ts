@@ -5,6 +5,7 @@ import { createCaptchaVerifier } from "./captcha.ts";
 import type { Config } from "./config.ts";
 import { createDb } from "./db/client.ts";
 import { SnowflakeGenerator } from "./db/snowflake.ts";
+import { leaseWorkerId, type WorkerLease } from "./db/worker-lease.ts";
 import type { Services } from "./domain/context.ts";
 import { CallerCache } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
@@ -18,11 +19,13 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   const db = createDb(databaseUrl, (id) => callers.forget(id));
   const callers = new CallerCache(databaseUrl, (id) => db.account.findUnique({ where: { id } }), log);
   callers.listen();
+  const workerLease = config.workerId === undefined ? await leaseWorkerId(db, log) : undefined;
   return {
     config,
     db,
     callers,
-    ids: new SnowflakeGenerator(config.workerId),
+    ids: new SnowflakeGenerator(config.workerId ?? (workerLease as WorkerLease).workerId),
+    workerLease,
     tokens: await TokenIssuer.create(config.tokenSigningKey),
     mailer: createMailer({
       smtpUrl: config.smtpUrl,
@@ -42,5 +45,6 @@ export async function createServices(config: Config, databaseUrl: string, log: L
 export async function closeServices(services: Services): Promise<void> {
   services.mailer.close();
   await services.callers.close();
+  await services.workerLease?.release().catch((err) => services.log.warn({ err }, "worker id lease not given back"));
   await services.db.$disconnect();
 }

@@ -15,7 +15,7 @@ let services: Services;
 beforeAll(async () => {
   // A port nothing listens on: connections are refused at once.
   const port = await freePort();
-  const config = loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "silent" });
+  const config = loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "silent", WORKER_ID: "1" });
   services = await createServices(config, `postgresql://nobody:x@127.0.0.1:${port}/none`, createLogger("silent"));
   app = await buildServer(services);
 });

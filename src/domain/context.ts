@@ -4,6 +4,7 @@ import type { CaptchaVerifier } from "../captcha.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
+import type { WorkerLease } from "../db/worker-lease.ts";
 import type { Mailer } from "../mail/mailer.ts";
 import type { SearchIndex } from "../search/meilisearch.ts";
 import type { Storage } from "../storage/storage.ts";
@@ -15,6 +16,8 @@ export interface Services {
   config: Config;
   db: Db;
   ids: SnowflakeGenerator;
+  /** The lease of the snowflake worker id, when WORKER_ID is unset (CONTRACT 11). */
+  workerLease?: WorkerLease;
   tokens: TokenIssuer;
   /** Recent callers' accounts, kept while PostgreSQL reports every change to them. */
   callers: CallerCache;

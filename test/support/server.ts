@@ -55,6 +55,9 @@ export async function startTestServer(env: Record<string, string> = {}, url?: st
     PUBLIC_URL,
     LOG_LEVEL: "silent",
     RATE_LIMIT_MULTIPLIER: "0",
+    // A fixed id: leases (test/worker-lease.test.ts, and the server processes other tests start)
+    // would outlive a test file that drops its database under a running server.
+    WORKER_ID: "1",
     ...env,
   });
   const services = await createServices(config, url, createLogger("silent"));
