@@ -2,13 +2,17 @@
 // S3 server, s3rver, on a free port): put, whole and ranged reads, a missing key, delete, 100 MB
 // through, and over HTTP: downloads with Range and thumbnails from the bucket, bytes gone from
 // the store answering 404 FILE_NOT_FOUND (never 500), deletion removing every object, and an
-// upload cut off midway leaving none.
+// upload cut off midway leaving none; and `storage migrate` copying a local store into a bucket.
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { buffer } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrateStorage } from "../src/cli/storage-migrate.ts";
+import { loadConfig } from "../src/config.ts";
+import { createLogger } from "../src/log.ts";
+import { closeServices, createServices } from "../src/services.ts";
 import { createLocalStorage } from "../src/storage/local.ts";
 import { createS3Storage } from "../src/storage/s3.ts";
 import { MissingObject, type Storage } from "../src/storage/storage.ts";
@@ -186,5 +190,44 @@ describe("files over HTTP from the local folder", () => {
       status: 404,
       body: { error: "FILE_NOT_FOUND" },
     });
+  });
+});
+
+describe("storage migrate", () => {
+  it("copies every file and thumbnail of the local folder into the bucket, and a second run copies nothing", async () => {
+    const s3 = await startTestS3();
+    const server = await startTestServer();
+    try {
+      const alice = await account(server, "alice");
+      const second = await image("png", 20, 20);
+      const files = [
+        await uploadFile(server, alice, await image("png", 40, 30), "a.png"),
+        await uploadFile(server, alice, second, "b.png"),
+      ];
+      // The same database and folder, now with the bucket configured: what an operator runs.
+      const config = loadConfig({
+        DATA_DIR: server.dataDir,
+        STORAGE_DIR: server.services.config.storageDir,
+        WORKER_ID: "2",
+        LOG_LEVEL: "silent",
+        ...s3.env,
+      });
+      const services = await createServices(config, server.databaseUrl, createLogger("silent"));
+      try {
+        const first = await migrateStorage(services, false);
+        expect(first).toEqual({ copied: 4, skipped: 0, missing: [] });
+        expect(await s3.keys()).toEqual(files.flatMap((f) => [f.id, `${f.id}.thumbnail`]).sort());
+        const back = await buffer(await services.storage.open(files[1].id));
+        expect(back.equals(second)).toBe(true);
+        // Local files stay; a second run (say, after one cut short) finds everything there.
+        expect(await server.services.storage.exists(files[1].id)).toBe(true);
+        expect(await migrateStorage(services, false)).toEqual({ copied: 0, skipped: 4, missing: [] });
+      } finally {
+        await closeServices(services);
+      }
+    } finally {
+      await server.close();
+      await s3.close();
+    }
   });
 });

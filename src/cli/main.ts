@@ -11,6 +11,7 @@ import { createLogger } from "../log.ts";
 import { closeServices, createServices } from "../services.ts";
 import { reindexSearch } from "./reindex.ts";
 import { seed } from "./seed.ts";
+import { migrateStorage } from "./storage-migrate.ts";
 
 const ROLES = ["normal", "moderator", "admin"] as const;
 const ANNOUNCEMENT_TYPES = ["info", "warn"] as const;
@@ -88,6 +89,20 @@ program
   .command("reindex")
   .description("rebuild the Meilisearch index from PostgreSQL, with a progress bar; searches go on meanwhile")
   .action(() => withServices(reindexSearch));
+
+program
+  .command("storage")
+  .description("where uploaded files are kept")
+  .command("migrate")
+  .description("copy every file of STORAGE_DIR into S3_BUCKET, with a progress bar; resumable (run it again)")
+  .action(() =>
+    withServices(async (services) => {
+      const report = await migrateStorage(services);
+      console.log(`copied ${report.copied} objects, ${report.skipped} already in the bucket`);
+      if (report.missing.length)
+        console.log(`${report.missing.length} missing from STORAGE_DIR: ${report.missing.slice(0, 20).join(", ")}`);
+    }),
+  );
 
 const count = (value: string): number => {
   const n = Number(value);

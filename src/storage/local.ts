@@ -35,6 +35,9 @@ export async function createLocalStorage(root: string): Promise<Storage> {
       });
       return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
     },
+    async exists(key) {
+      return (await fs.stat(pathOf(key)).catch(() => undefined)) !== undefined;
+    },
     async delete(key) {
       await fs.rm(pathOf(key), { force: true });
     },

@@ -35,6 +35,8 @@ export interface Storage {
   putFile(key: string, localPath: string): Promise<void>;
   /** The object's bytes, or the given range of them; MissingObject when there is no such object. */
   open(key: string, range?: ByteRange): Promise<Readable>;
+  /** Whether there is an object under `key`. */
+  exists(key: string): Promise<boolean>;
   /** Removes the object; a missing one is not an error. */
   delete(key: string): Promise<void>;
 }

@@ -167,7 +167,7 @@ export async function storeDriveFile(services: Services, input: StoreInput): Pro
   }
 }
 
-function thumbnailKey(id: bigint): string {
+export function thumbnailKey(id: bigint): string {
   return `${id}.thumbnail`;
 }
 
