@@ -14,6 +14,7 @@ import { searchNotes } from "../src/domain/search/service.ts";
 import { accountTimeline, timeline } from "../src/domain/timelines/service.ts";
 import { createLogger } from "../src/log.ts";
 import { closeServices, createServices } from "../src/services.ts";
+import { startTestS3 } from "../test/support/s3.ts";
 import { benchHostile } from "./hostile.ts";
 import { type Load, load } from "./load.ts";
 import { benchSearch } from "./search.ts";
@@ -56,6 +57,14 @@ const services = await createServices(config, server.databaseUrl, createLogger("
 try {
   await fetch(`${server.url}/drive`, { headers: { authorization: `Bearer ${server.token}` } });
   const upload = await benchUpload(server);
+  // The same upload into an S3 bucket (s3rver, a real S3 server), through a second server on the
+  // same database: the bucket's store must not hold an upload whole either.
+  const s3 = await startTestS3();
+  const s3Server = await startBenchServer({ env: s3.env, databaseUrl: server.databaseUrl, name: "bucketbencher" });
+  const uploadS3 = await benchUpload(s3Server).finally(async () => {
+    await s3Server.stop();
+    await s3.close();
+  });
   // An anonymous request of 1,000 aliases of searchNotes: refused (400) before anything runs.
   // Sent 6 times: the first, and the median of the other 5; the server's RSS around them.
   const aliasQuery = `{ ${Array.from({ length: 1000 }, (_, i) => `a${i}: searchNotes(query: "x") { __typename }`).join(" ")} }`;
@@ -246,7 +255,7 @@ try {
   console.table(rows);
   console.log("\nGoals:", JSON.stringify(goals, null, 2));
   console.log(
-    `\nUpload 100 MB: ${upload.megabytesPerSecond} MB/s, peak RSS growth ${upload.peakRssGrowthMb} MB (goal < 64 MB)`,
+    `\nUpload 100 MB: ${upload.megabytesPerSecond} MB/s, peak RSS growth ${upload.peakRssGrowthMb} MB to the local folder; ${uploadS3.megabytesPerSecond} MB/s, ${uploadS3.peakRssGrowthMb} MB to an S3 bucket (goal < 64 MB)`,
   );
   console.log(
     `Serialising a home page of 20 notes (${serialise.bytes.toLocaleString("en")} bytes): JSON.stringify ${serialise.jsonStringifyMicros} µs, response schema ${serialise.schemaMicros} µs`,
@@ -292,7 +301,7 @@ try {
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);

@@ -47,11 +47,20 @@ async function json(url: string, body: unknown, token?: string) {
 }
 
 /** Starts the server on DATABASE_URL, or on an embedded PostgreSQL of the benchmark's own. */
-export async function startBenchServer(): Promise<BenchServer> {
+export async function startBenchServer(
+  options: {
+    /** More environment for the server (another store, say). */
+    env?: Record<string, string>;
+    /** A database already running (another bench server's); default DATABASE_URL or a new one. */
+    databaseUrl?: string;
+    /** The account the server makes and logs in. */
+    name?: string;
+  } = {},
+): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-bench-"));
   fs.chmodSync(dataDir, 0o755);
   let cluster: EmbeddedPostgres | undefined;
-  let databaseUrl = process.env.DATABASE_URL;
+  let databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL;
   if (!databaseUrl) {
     cluster = new EmbeddedPostgres({ dataDir: path.join(dataDir, "pg") });
     await cluster.start();
@@ -71,6 +80,7 @@ export async function startBenchServer(): Promise<BenchServer> {
       // The benchmark measures speed, not the limits that would cut its load off.
       RATE_LIMIT_MULTIPLIER: "0",
       TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
+      ...options.env,
       // Seeded notes bypass the outbox: the server searches PostgreSQL; bench/search.ts measures
       // Meilisearch on an index rebuilt from the seed.
       MEILI_URL: "",
@@ -88,10 +98,10 @@ export async function startBenchServer(): Promise<BenchServer> {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error("the server did not start");
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const name = "bencher";
+  const name = options.name ?? "bencher";
   await json(`${url}/accounts`, {
     name,
-    email: "bench@example.com",
+    email: `${name}@example.com`,
     passphrase: "bench-passphrase",
     captcha_token: "ok",
   });

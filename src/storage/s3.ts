@@ -23,9 +23,9 @@ export interface S3Options {
   scratchDir: string;
 }
 
-/** Parts of a multipart upload: 8 MB, four at a time, so an upload holds at most ~32 MB. */
-const PART_SIZE = 8 * 1024 * 1024;
-const QUEUE = 4;
+/** Parts of a multipart upload: 5 MB (S3's least), two at a time, so an upload holds ~10 MB. */
+const PART_SIZE = 5 * 1024 * 1024;
+const QUEUE = 2;
 
 export async function createS3Storage(options: S3Options): Promise<Storage> {
   await prepareScratch(options.scratchDir);
