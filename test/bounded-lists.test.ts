@@ -17,6 +17,23 @@ let privateId: string;
 /** The members' ids, newest first. */
 let members: bigint[];
 
+/** The ids of every page of `path` (100 at most each), by before_id until 404 NOTHING_LEFT. */
+async function everyPage(path: string, who: TestAccount): Promise<string[]> {
+  const seen: string[] = [];
+  let before: string | undefined;
+  for (;;) {
+    const answer = await server.request("GET", `${path}${before ? `?before_id=${before}` : ""}`, { token: who.token });
+    if (before && answer.status === 404) {
+      expectError(answer, 404, "NOTHING_LEFT");
+      return seen;
+    }
+    expect(answer.status).toBe(200);
+    expect(answer.body.length).toBeLessThanOrEqual(100);
+    seen.push(...answer.body.map((a: { id: string }) => a.id));
+    before = answer.body.at(-1).id;
+  }
+}
+
 beforeAll(async () => {
   server = await startTestServer();
   [owner, other] = await Promise.all([account(server, "owner"), account(server, "other")]);
@@ -57,21 +74,7 @@ describe("a list of 230 accounts", () => {
   });
 
   it("pages every assignee, 100 a page, then 404 NOTHING_LEFT", async () => {
-    const seen: string[] = [];
-    let before: string | undefined;
-    for (;;) {
-      const answer = await server.request("GET", `/lists/${listId}/assignees${before ? `?before_id=${before}` : ""}`, {
-        token: other.token,
-      });
-      if (before && answer.status === 404) {
-        expectError(answer, 404, "NOTHING_LEFT");
-        break;
-      }
-      expect(answer.status).toBe(200);
-      expect(answer.body.length).toBeLessThanOrEqual(100);
-      seen.push(...answer.body.map((a: { id: string }) => a.id));
-      before = answer.body.at(-1).id;
-    }
+    const seen = await everyPage(`/lists/${listId}/assignees`, other);
     expect(seen).toEqual(members.map(String));
   });
 
@@ -110,21 +113,7 @@ describe("230 follow requests to a locked account", () => {
     await db.followRequest.createMany({
       data: members.map((requesterId) => ({ requesterId, targetId: BigInt(locked.id) })),
     });
-    const seen: string[] = [];
-    let before: string | undefined;
-    for (;;) {
-      const answer = await server.request("GET", `/follow_requests${before ? `?before_id=${before}` : ""}`, {
-        token: locked.token,
-      });
-      if (before && answer.status === 404) {
-        expectError(answer, 404, "NOTHING_LEFT");
-        break;
-      }
-      expect(answer.status).toBe(200);
-      expect(answer.body.length).toBeLessThanOrEqual(100);
-      seen.push(...answer.body.map((a: { id: string }) => a.id));
-      before = answer.body.at(-1).id;
-    }
+    const seen = await everyPage(`/follow_requests`, locked);
     expect(seen).toEqual(members.map(String));
     expectError(
       await server.request("GET", "/follow_requests?before_id=x", { token: locked.token }),

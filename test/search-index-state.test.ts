@@ -19,6 +19,7 @@ import {
 import { SearchWorker } from "../src/search/worker.ts";
 import { post } from "./support/actions.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
+import { holdOpen } from "./support/held-transaction.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 const INDEX = "notes_state_test";
@@ -80,24 +81,10 @@ describe("the search index's state in PostgreSQL (Meilisearch down)", () => {
   });
 
   it("sends again the notes of a transaction open when the copy began, which the copy cannot see", async () => {
-    let entered!: () => void;
-    let release!: () => void;
-    const inside = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
     const id = server.services.ids.next();
-    const writer = db().$transaction(
-      async (tx) => {
-        await tx.note.create({ data: { id, authorId: BigInt(alice.id), content: "held open across the copy" } });
-        entered();
-        await held;
-      },
-      { timeout: 30_000 },
+    const writer = await holdOpen(db(), (tx) =>
+      tx.note.create({ data: { id, authorId: BigInt(alice.id), content: "held open across the copy" } }),
     );
-    await inside;
     await new Promise((resolve) => setTimeout(resolve, 50));
     // The moment the old rebuild took as its start, and the one it takes now.
     const [{ now: started }] = await db().$queryRaw<{ now: Date }[]>`SELECT now()`;
@@ -105,8 +92,7 @@ describe("the search index's state in PostgreSQL (Meilisearch down)", () => {
     // The copy's first batch: the note is not committed, so not in it.
     const copied = (await notesByBatch(db()).next()).value ?? [];
     expect(copied.map((n: { id: bigint }) => n.id)).not.toContain(id);
-    release();
-    await writer;
+    await writer.commit();
 
     const note = await db().note.findUniqueOrThrow({ where: { id } });
     // created_at is the transaction's start: before the rebuild started, so a catch-up of notes

@@ -17,6 +17,7 @@ import { startSearchSync } from "../src/search/sync.ts";
 import { SearchWorker } from "../src/search/worker.ts";
 import { moderate, post } from "./support/actions.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
+import { holdOpen } from "./support/held-transaction.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 const MEILI_URL = process.env.MEILI_URL;
@@ -152,32 +153,17 @@ describe.skipIf(!MEILI_URL)("Meilisearch: the cases of issue 15", () => {
   }, 120_000);
 
   it("a reindex loses no note written in a transaction held open across its first batch", async () => {
-    let release!: () => void;
-    let entered!: () => void;
-    const inside = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
     const id = server.services.ids.next();
-    const writer = db().$transaction(
-      async (tx) => {
-        await tx.note.create({ data: { id, authorId: BigInt(alice.id), content: `heldopen${run}` } });
-        await tx.searchOutbox.create({ data: { op: "upsert", targetId: id } });
-        entered();
-        await held;
-      },
-      { timeout: 60_000 },
-    );
-    await inside;
+    const writer = await holdOpen(db(), async (tx) => {
+      await tx.note.create({ data: { id, authorId: BigInt(alice.id), content: `heldopen${run}` } });
+      await tx.searchOutbox.create({ data: { op: "upsert", targetId: id } });
+    });
     let first = true;
     await rebuildSearchIndex(db(), index(), async () => {
       if (!first) return;
       first = false;
       // Committed after the copy passed, and drained by the worker into the index about to be replaced.
-      release();
-      await writer;
+      await writer.commit();
       await drain();
     });
     expect(await db().searchOutbox.count({ where: { targetId: id } })).toBe(0);

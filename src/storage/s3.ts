@@ -8,20 +8,11 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
+import type { Config } from "../config.ts";
 import { type ByteRange, MissingObject, prepareScratch, type Storage } from "./storage.ts";
 
-export interface S3Options {
-  bucket: string;
-  /** Unset: AWS for the region. */
-  endpoint?: string;
-  region: string;
-  accessKeyId?: string;
-  secretAccessKey?: string;
-  /** `true` for MinIO-like servers that do not take the bucket in the host name. */
-  forcePathStyle: boolean;
-  /** The local folder uploads arrive in before they go to the bucket. */
-  scratchDir: string;
-}
+/** The bucket's settings (CONTRACT 11), and the local folder uploads arrive in before it. */
+export type S3Options = NonNullable<Config["s3"]> & { scratchDir: string };
 
 /** Parts of a multipart upload: 5 MB (S3's least), two at a time, so an upload holds ~10 MB. */
 const PART_SIZE = 5 * 1024 * 1024;
