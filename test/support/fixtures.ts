@@ -16,7 +16,7 @@ export interface TestAccount {
 export const PASSPHRASE = "correct-horse-battery";
 
 /** The newest verification token mailed to `email`, read from the outbox .eml files. */
-export function mailedToken(server: TestServer, email: string): string {
+export function mailedToken(server: Pick<TestServer, "dataDir">, email: string): string {
   const outbox = path.join(server.dataDir, "outbox");
   const files = fs.existsSync(outbox) ? fs.readdirSync(outbox).sort() : [];
   for (const file of files.reverse()) {

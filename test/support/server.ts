@@ -101,7 +101,7 @@ export async function startTestServer(env: Record<string, string> = {}, url?: st
   };
 }
 
-async function freshDatabase(): Promise<string> {
+export async function freshDatabase(): Promise<string> {
   const adminUrl = inject("adminUrl");
   const database = `murmur_test_${inject("runId")}_${randomBytes(4).toString("hex")}`;
   await ensureDatabase(adminUrl, database, inject("templateDatabase"));
