@@ -154,6 +154,17 @@ describe("files over HTTP from an S3 bucket", () => {
     }
   });
 
+  it("/readyz says the bucket answers, and is 503 once it does not", async () => {
+    const ready = await server.request("GET", "/readyz");
+    expect(ready.body).toEqual({ status: "ready", checks: { database: "up", storage: "up" } });
+    const down = await startTestServer({ ...s3.env, S3_ENDPOINT: "http://127.0.0.1:9" });
+    try {
+      expect((await down.request("GET", "/readyz")).status).toBe(503);
+    } finally {
+      await down.close();
+    }
+  });
+
   it("an upload cut off midway leaves no object and no file", async () => {
     const before = await s3.keys();
     const boundary = "cutcutcut";

@@ -14,22 +14,31 @@ const SearchReadiness = z.strictObject({
 });
 type SearchReadiness = z.infer<typeof SearchReadiness>;
 
+const Checks = z
+  .strictObject({ database: z.literal("up"), storage: z.literal("up") })
+  .describe("each dependency that answered: the database, and the file store (its folder, or its bucket)");
+type Readiness = { checks: z.infer<typeof Checks>; search?: SearchReadiness };
+
 /** Undefined when something needed does not answer (503). */
-async function readiness(services: Services): Promise<{ search?: SearchReadiness } | undefined> {
+async function readiness(services: Services): Promise<Readiness | undefined> {
   try {
     await services.db.$queryRaw`SELECT 1`;
-    if (!services.search) return {};
+    // A key never written: any answer (no) means the store answers; an error that it does not.
+    await services.storage.exists("readyz-probe");
+    const checks = { database: "up", storage: "up" } as const;
+    if (!services.search) return { checks };
     const found = await searchIndexCompleteness(services.db, services.search);
-    if (found.complete) return { search: { index: "complete" } };
+    const ready = (search: SearchReadiness) => ({ checks, search });
+    if (found.complete) return ready({ index: "complete" });
     if (!found.answers) return undefined;
     if (await rebuildRunning(services.db, services.search.name))
-      return { search: { index: "rebuilding", detail: `${found.reason}; a rebuild is under way` } };
+      return ready({ index: "rebuilding", detail: `${found.reason}; a rebuild is under way` });
     const action = {
       rebuild: "; an instance rebuilds it by itself",
       settings: "; an instance applies them again",
       operator: "",
     };
-    return { search: { index: "incomplete", detail: found.reason + action[found.fix] } };
+    return ready({ index: "incomplete", detail: found.reason + action[found.fix] });
   } catch {
     return undefined;
   }
@@ -51,14 +60,14 @@ export const healthRoutes = [
   route({
     method: "GET",
     path: "/readyz",
-    summary: "The database, and Meilisearch when configured, answer (503 otherwise)",
+    summary: "The database, the file store, and Meilisearch when configured, answer (503 otherwise)",
     tag: "health",
     auth: "none",
     rateLimit: "none",
     success: {
       status: 200,
       description: "ready; with Meilisearch, whether its index is used",
-      schema: z.strictObject({ status: z.literal("ready"), search: SearchReadiness.optional() }),
+      schema: z.strictObject({ status: z.literal("ready"), checks: Checks, search: SearchReadiness.optional() }),
     },
     errors: [],
     run: async (ctx) => {
