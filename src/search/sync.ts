@@ -41,15 +41,21 @@ export function startSearchSync(db: Db, index: SearchIndex, log: Logger): Search
         return later(0, check);
       }
       if (!found.complete && found.fix === "rebuild" && !rebuilding) {
-        rebuilding = rebuildSearchIndex(db, index)
-          .then((report) => log.info(report, `search index "${index.name}" rebuilt`))
-          .catch((err) =>
-            err instanceof RebuildRunning ? log.info(err.message) : log.error({ err }, "search index rebuild failed"),
-          )
-          .finally(() => {
+        // Checked again in a minute whatever happened: never a loop of rebuilds (searches compare
+        // the markers themselves, so they use the index the moment it is complete).
+        rebuilding = rebuildSearchIndex(db, index).then(
+          (report) => {
+            log.info(report, `search index "${index.name}" rebuilt`);
             rebuilding = undefined;
-            later(0, check);
-          });
+            later(CHECK_MS, check);
+          },
+          (err) => {
+            if (err instanceof RebuildRunning) log.info(err.message);
+            else log.error({ err }, "search index rebuild failed; will try again");
+            rebuilding = undefined;
+            later(CHECK_MS, check);
+          },
+        );
         return;
       }
     } catch (err) {
