@@ -52,6 +52,8 @@ const CONNECTIONS: Connection[] = [
     type: "ConversationConnection",
     size: 100,
   },
+  { field: "followRequests", args: "", node: "id", type: "AccountConnection", size: 100 },
+  { field: "listsOf", args: 'name: "gc_cleo"', node: "id", type: "ListConnection", size: 20 },
 ];
 
 let listId = "";
@@ -93,8 +95,14 @@ beforeAll(async () => {
       body: { content: `direct ${i}`, visibility: "direct", send_to: i % 2 ? cleo.id : dan.id },
     });
   }
+  for (const title of ["paged too", "paged three"]) {
+    await server.request("POST", "/lists", { token: cleo.token, body: { title, public: true } });
+  }
+  // cleo approves follows itself: the three partners below ask to follow.
+  await server.request("PATCH", `/accounts/${cleo.name}`, { token: cleo.token, body: { locked: true } });
   for (const name of ["gc_eve", "gc_fay", "gc_gus"]) {
     const partner = await account(server, name);
+    await server.request("POST", `/accounts/${cleo.name}/follow`, { token: partner.token });
     await server.request("POST", "/notes", {
       token: partner.token,
       body: { content: "direct to cleo", visibility: "direct", send_to: cleo.id },

@@ -586,12 +586,12 @@ describe("another account's resources by id", () => {
     const query = `query ($name: String!, $note: ID!, $list: ID!) {
       account(name: $name) { ... on QueryAccountSuccess { data { email } } }
       note(id: $note) { ... on QueryNoteSuccess { data { author { email } } } }
-      list(id: $list) { ... on QueryListSuccess { data { assignees { email } } } }
+      list(id: $list) { ... on QueryListSuccess { data { assignees { ... on AccountConnection { edges { node { email } } } } } } }
     }`;
     const data = await gql(query, { name: alice.name, note: publicNote, list: publicList }, mallory.token);
     expect(data.account.data.email).toBeNull();
     expect(data.note.data.author.email).toBeNull();
-    expect(data.list.data.assignees).toEqual([{ email: null }]);
+    expect(data.list.data.assignees.edges).toEqual([{ node: { email: null } }]);
     const own = await gql(query, { name: alice.name, note: publicNote, list: publicList }, alice.token);
     expect(own.account.data.email).toBe(alice.email);
   });

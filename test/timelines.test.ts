@@ -536,9 +536,10 @@ describe("GET /timeline/conversations", () => {
     return answer.body;
   }
 
-  const entry = (who: TestAccount, nickname: string, updatedAt: unknown) => ({
+  const entry = (who: TestAccount, nickname: string, updatedAt: unknown, lastNote: string) => ({
     account: { accountId: who.id, accountName: qualified(who.name), nickname, avatar: "" },
     updatedAt,
+    lastNoteId: sent[lastNote].id,
   });
 
   async function nicknameOf(name: string): Promise<string> {
@@ -563,14 +564,15 @@ describe("GET /timeline/conversations", () => {
     await direct(cid, cox, "cid to cox");
   });
 
-  it("lists one entry per partner, exactly {account, updatedAt}, most recent exchange first, sent or received", async () => {
+  it("lists one entry per partner, exactly {account, updatedAt, lastNoteId}, most recent exchange first, sent or received", async () => {
     const list = await conversationsOf(cora);
     expect(list).toEqual([
-      entry(cal, await nicknameOf("cal"), expect.stringMatching(ISO_MS)),
-      entry(cid, await nicknameOf("cid"), expect.stringMatching(ISO_MS)),
+      entry(cal, await nicknameOf("cal"), expect.stringMatching(ISO_MS), "cal to cora"),
+      entry(cid, await nicknameOf("cid"), expect.stringMatching(ISO_MS), "cid to cora"),
     ]);
     for (const item of list) {
-      expect(sorted(item)).toEqual(["account", "updatedAt"]);
+      // lastNoteId (extension): the newest direct note between the two, which before_id takes.
+      expect(sorted(item)).toEqual(["account", "lastNoteId", "updatedAt"]);
       expect(sorted(item.account)).toEqual(["accountId", "accountName", "avatar", "nickname"]);
     }
     const [calAt, cidAt] = list.map((e) => Date.parse(e.updatedAt));
@@ -582,7 +584,9 @@ describe("GET /timeline/conversations", () => {
   });
 
   it("shows each side its partners: the sender and the recipient alike", async () => {
-    expect(await conversationsOf(cal)).toEqual([entry(cora, await nicknameOf("cora"), expect.stringMatching(ISO_MS))]);
+    expect(await conversationsOf(cal)).toEqual([
+      entry(cora, await nicknameOf("cora"), expect.stringMatching(ISO_MS), "cal to cora"),
+    ]);
     expect((await conversationsOf(cid)).map((e) => e.account.accountId)).toEqual([cox.id, cora.id]);
     expect((await conversationsOf(cox)).map((e) => e.account.accountId)).toEqual([cid.id]);
   });

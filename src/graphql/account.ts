@@ -3,6 +3,7 @@ import * as accounts from "../domain/accounts/service.ts";
 import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import { builder, done } from "./builder.ts";
+import { connectionType } from "./connection.ts";
 
 // Any account row, or a note's author (which carries only these columns).
 export const AccountRef = builder.objectRef<accounts.PublicAccount>("Account").implement({
@@ -24,6 +25,13 @@ export const AccountRef = builder.objectRef<accounts.PublicAccount>("Account").i
     email: t.string({ nullable: true, resolve: (a, _args, ctx) => accounts.visibleEmail(ctx, a) }),
   }),
 });
+
+/** A page of accounts (a list's assignees, follow requests), each its own cursor. */
+export const AccountConnection = connectionType(
+  "Account",
+  AccountRef,
+  "A page of accounts, by account id newest first. Pass `pageInfo.endCursor` as `after` for the next one.",
+);
 
 // The create response (spec 4.1): it shows the registrant its e-mail, which Account shows
 // only to a logged-in owner.

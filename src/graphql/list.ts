@@ -1,7 +1,8 @@
 // Lists: their members, and the list queries and mutations.
 import * as lists from "../domain/lists/service.ts";
-import { AccountRef } from "./account.ts";
+import { AccountConnection } from "./account.ts";
 import { builder, done } from "./builder.ts";
+import { AFTER_DESCRIPTION, connectionType, firstDescription, page, pageComplexity } from "./connection.ts";
 
 const List = builder.objectRef<lists.ListView>("List").implement({
   description: "A list of accounts. Private lists are their owner's alone.",
@@ -10,13 +11,32 @@ const List = builder.objectRef<lists.ListView>("List").implement({
     title: t.exposeString("title"),
     public: t.exposeBoolean("public"),
     assignees: t.field({
-      type: [AccountRef],
-      description: `At most ${lists.ASSIGNEES_SHOWN}, by account id newest first (REST's GET /lists/{id}/assignees pages them all).`,
-      resolve: (l) => l.assignees.map((m) => m.account),
+      type: AccountConnection,
+      errors: { directResult: true },
+      complexity: pageComplexity(lists.ASSIGNEES_PAGE, lists.ASSIGNEES_SHOWN),
+      description: `Every assignee, by account id newest first. The first ${lists.ASSIGNEES_SHOWN} come with the list; later pages are read on demand.`,
+      args: {
+        first: t.arg.int({ description: firstDescription(lists.ASSIGNEES_PAGE) }),
+        after: t.arg.string({ description: AFTER_DESCRIPTION }),
+      },
+      resolve: (l, args, ctx) => {
+        const first = args.first ?? lists.ASSIGNEES_SHOWN;
+        if (!args.after && Number.isInteger(first) && first >= 1 && first <= lists.ASSIGNEES_SHOWN)
+          return { items: l.assignees.slice(0, first).map((m) => m.account), hasNextPage: l._count.assignees > first };
+        return page({ first, after: args.after }, lists.ASSIGNEES_PAGE, async (after, limit) =>
+          (await lists.listAssignees(ctx, l.id.toString(), after, limit)).map((m) => m.account),
+        );
+      },
     }),
     assigneeCount: t.int({ description: "How many accounts the list has.", resolve: (l) => l._count.assignees }),
   }),
 });
+
+const ListConnection = connectionType(
+  "List",
+  List,
+  "A page of lists, newest first. Pass `pageInfo.endCursor` as `after` for the next one.",
+);
 
 builder.queryFields((t) => ({
   list: t.field({
@@ -26,11 +46,17 @@ builder.queryFields((t) => ({
     resolve: (_root, args, ctx) => lists.getList(ctx, args.id.toString()),
   }),
   listsOf: t.field({
-    type: [List],
-    errors: {},
-    description: "The lists an account owns that the caller may see.",
-    args: { name: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => lists.listsOf(ctx, args.name),
+    type: ListConnection,
+    errors: { directResult: true },
+    complexity: pageComplexity(lists.LISTS_PAGE),
+    description: "The lists an account owns that the caller may see, newest first.",
+    args: {
+      name: t.arg.string({ required: true }),
+      first: t.arg.int({ description: firstDescription(lists.LISTS_PAGE) }),
+      after: t.arg.string({ description: AFTER_DESCRIPTION }),
+    },
+    resolve: (_root, args, ctx) =>
+      page(args, lists.LISTS_PAGE, (after, limit) => lists.listsOf(ctx, args.name, after, limit)),
   }),
 }));
 

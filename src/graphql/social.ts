@@ -1,7 +1,8 @@
 // Follows, follow requests and blocks.
 import * as social from "../domain/social/service.ts";
-import { AccountRef } from "./account.ts";
+import { AccountConnection } from "./account.ts";
 import { builder, done } from "./builder.ts";
+import { AFTER_DESCRIPTION, firstDescription, page, pageComplexity } from "./connection.ts";
 
 const FollowResult = builder.objectRef<{ pending: boolean }>("FollowResult").implement({
   fields: (t) => ({
@@ -11,10 +12,16 @@ const FollowResult = builder.objectRef<{ pending: boolean }>("FollowResult").imp
 
 builder.queryFields((t) => ({
   followRequests: t.field({
-    type: [AccountRef],
-    errors: {},
-    description: "Accounts asking to follow the caller.",
-    resolve: (_root, _args, ctx) => social.listFollowRequests(ctx),
+    type: AccountConnection,
+    errors: { directResult: true },
+    complexity: pageComplexity(social.FOLLOW_REQUESTS_PAGE),
+    description: "Accounts asking to follow the caller, by account id newest first.",
+    args: {
+      first: t.arg.int({ description: firstDescription(social.FOLLOW_REQUESTS_PAGE) }),
+      after: t.arg.string({ description: AFTER_DESCRIPTION }),
+    },
+    resolve: (_root, args, ctx) =>
+      page(args, social.FOLLOW_REQUESTS_PAGE, (after, limit) => social.listFollowRequests(ctx, after, limit)),
   }),
 }));
 

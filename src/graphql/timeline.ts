@@ -53,7 +53,7 @@ const ConversationConnection = connectionType(
 );
 
 /** Conversations a GraphQL page holds at most: as many as REST answers in one. */
-const CONVERSATIONS_PAGE = 100;
+const { CONVERSATIONS_PAGE } = timelines;
 
 builder.queryFields((t) => {
   const args = {

@@ -8,7 +8,7 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
 import { notify } from "../notifications/notify.ts";
-import { parseBeforeId, timelinePage } from "../paging.ts";
+import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { authorsPage, type TimelineQuery } from "../timelines/page.ts";
@@ -21,6 +21,12 @@ export const MAX_TARGETS = 30;
  */
 export const ASSIGNEES_SHOWN = 100;
 export const ASSIGNEES_PAGE = 100;
+/**
+ * Lists GET /lists/accounts/{id} answers at once (issue 16): how many lists an account owns is
+ * not bounded, and each carries up to ASSIGNEES_SHOWN assignees, so a page of 20 is at most
+ * 2,000 of them (about 150 KB); `before_id` (a list id) pages further, newest first.
+ */
+export const LISTS_PAGE = 20;
 
 const ASSIGNEE = { accountId: true, account: { select: PUBLIC_ACCOUNT_SELECT } } satisfies Prisma.ListMemberSelect;
 
@@ -118,16 +124,27 @@ export async function updateList(
 
 export const getList = visibleList;
 
-/** The lists an account owns that the caller may see. */
-export async function listsOf(ctx: Context, nameOrId: string): Promise<ListView[]> {
+/**
+ * The lists an account owns that the caller may see, newest first, LISTS_PAGE a page, paged by
+ * `before_id` (a list id) as timelines are; the (owner_id, id) index serves it.
+ */
+export async function listsOf(
+  ctx: Context,
+  nameOrId: string,
+  beforeId?: string,
+  /** At most LISTS_PAGE + 1 (GraphQL asks one more to know if there is a next page). */
+  limit = LISTS_PAGE,
+): Promise<ListView[]> {
   const viewer = optionalAccount(ctx);
+  const before = parseBeforeId(beforeId);
   const owner = await findPublicAccount(ctx, nameOrId);
-  return ctx.db.list.findMany({
-    where: { ownerId: owner.id, ...(viewer?.id === owner.id ? {} : { public: true }) },
-    orderBy: { id: "asc" },
+  const found = await ctx.db.list.findMany({
+    where: { ownerId: owner.id, ...(viewer?.id === owner.id ? {} : { public: true }), ...olderThan(before) },
+    orderBy: { id: "desc" },
     include: WITH_ASSIGNEES,
-    take: 1000,
+    take: Math.min(limit, LISTS_PAGE + 1),
   });
+  return timelinePage(before, found);
 }
 
 /** The accounts `ids` name, all of them or ACCOUNT_NOT_FOUND; at most MAX_TARGETS. */

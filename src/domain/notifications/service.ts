@@ -4,13 +4,17 @@ import type { Announcement, Notification } from "../../generated/prisma/client.t
 import { PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { parseBeforeId, timelinePage } from "../paging.ts";
 import { requireAccount } from "../sessions/caller.ts";
 
 export interface NotificationsQuery {
   limit?: number;
   after?: string;
   includeRead?: boolean;
-  /** Only notifications older than this id (GraphQL's cursor); a later page has no announcements. */
+  /**
+   * Only notifications older than this id (REST's `before_id`, GraphQL's cursor), with timelines'
+   * paging rules; a later page has no announcements.
+   */
   beforeId?: string;
   /** One notification more than `limit`, to tell whether there is a next page. */
   peek?: boolean;
@@ -36,8 +40,7 @@ export async function listNotifications(ctx: Context, query: NotificationsQuery)
       throw new DomainError("INVALID_REQUEST");
   }
   const includeRead = query.includeRead ?? false;
-  const before = query.beforeId === undefined ? undefined : parseSnowflake(query.beforeId);
-  if (query.beforeId !== undefined && before === undefined) throw new DomainError("INVALID_REQUEST");
+  const before = parseBeforeId(query.beforeId);
   const [notifications, announcements] = await Promise.all([
     ctx.db.notification.findMany({
       where: {
@@ -50,9 +53,9 @@ export async function listNotifications(ctx: Context, query: NotificationsQuery)
       take: limit + (query.peek ? 1 : 0),
       include: { actor: { select: PUBLIC_ACCOUNT_SELECT } },
     }),
-    query.beforeId === undefined ? announcementsSince(ctx, caller.id, after, includeRead, limit) : [],
+    before === undefined ? announcementsSince(ctx, caller.id, after, includeRead, limit) : [],
   ]);
-  return { notifications, announcements };
+  return { notifications: timelinePage(before, notifications), announcements };
 }
 
 /** The announcements from `after` on, unread ones only unless `includeRead`, newest first. */

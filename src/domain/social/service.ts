@@ -91,14 +91,19 @@ export const FOLLOW_REQUESTS_PAGE = 100;
  * `before_id` (a requester's id) as timelines are: how many others ask is not the caller's to
  * bound (it was cut at 1,000 without a way to the rest).
  */
-export async function listFollowRequests(ctx: Context, beforeId?: string): Promise<PublicAccount[]> {
+export async function listFollowRequests(
+  ctx: Context,
+  beforeId?: string,
+  /** At most FOLLOW_REQUESTS_PAGE + 1 (GraphQL asks one more to know if there is a next page). */
+  limit = FOLLOW_REQUESTS_PAGE,
+): Promise<PublicAccount[]> {
   const caller = requireAccount(ctx);
   const before = parseBeforeId(beforeId);
   const requests = await ctx.db.followRequest.findMany({
     where: { targetId: caller.id, ...(before === undefined ? {} : { requesterId: { lt: before } }) },
     orderBy: { requesterId: "desc" },
     include: { requester: { select: PUBLIC_ACCOUNT_SELECT } },
-    take: FOLLOW_REQUESTS_PAGE,
+    take: Math.min(limit, FOLLOW_REQUESTS_PAGE + 1),
   });
   return timelinePage(
     before,

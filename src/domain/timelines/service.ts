@@ -7,7 +7,7 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql } from "../notes/visibility.ts";
-import { parseBeforeId } from "../paging.ts";
+import { parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
@@ -64,12 +64,13 @@ export interface Conversation {
   lastNoteId: bigint;
 }
 
-const CONVERSATIONS = 100;
+/** Entries a page of conversations holds: how many accounts one exchanges with is others' to grow. */
+export const CONVERSATIONS_PAGE = 100;
 
 /**
- * One entry per account the caller exchanged direct notes with, most recent first. `page`
- * (GraphQL's connection) starts below an entry's `lastNoteId` and takes `limit` entries; REST
- * takes the first 100.
+ * One entry per account the caller exchanged direct notes with, most recent first,
+ * CONVERSATIONS_PAGE a page. `beforeId` (an entry's `lastNoteId`) starts below that entry, with
+ * timelines' paging rules (issue 16: REST answered the first 100 with no way to the rest).
  */
 export async function conversations(
   ctx: Context,
@@ -86,16 +87,19 @@ export async function conversations(
         WHERE send_to_id = ${me.id} AND visibility = 'direct'
     ) AS exchanged
     GROUP BY partner ${before === undefined ? Prisma.empty : Prisma.sql`HAVING max(id) < ${before}`}
-    ORDER BY last DESC LIMIT ${Math.min(page.limit ?? CONVERSATIONS, CONVERSATIONS + 1)}`;
+    ORDER BY last DESC LIMIT ${Math.min(page.limit ?? CONVERSATIONS_PAGE, CONVERSATIONS_PAGE + 1)}`;
   const accounts = await ctx.db.account.findMany({
     where: { id: { in: latest.map((r) => r.partner) } },
     select: PUBLIC_ACCOUNT_SELECT,
   });
   const byId = new Map(accounts.map((a) => [a.id, a]));
-  return latest.flatMap((r) => {
-    const account = byId.get(r.partner);
-    return account ? [{ account, updatedAt: snowflakeTime(r.last), lastNoteId: r.last }] : [];
-  });
+  return timelinePage(
+    before,
+    latest.flatMap((r) => {
+      const account = byId.get(r.partner);
+      return account ? [{ account, updatedAt: snowflakeTime(r.last), lastNoteId: r.last }] : [];
+    }),
+  );
 }
 
 /** The direct notes between the caller and one account, newest first. */

@@ -72,13 +72,18 @@ export const listRoutes = [
   route({
     method: "GET",
     path: "/lists/accounts/:account_id",
-    summary: "The lists an account owns that the caller may see",
+    summary: `The lists an account owns that the caller may see, newest first, ${lists.LISTS_PAGE} a page (before_id: extension)`,
     tag: "lists",
     auth: "required",
     params: z.object({ account_id: z.string() }),
-    success: { status: 200, description: "the lists", schema: z.array(ListShape) },
-    errors: ["ACCOUNT_NOT_FOUND"],
-    run: (ctx, { params }) => lists.listsOf(ctx, params.account_id),
+    query: z.object({ before_id: querySnowflake.optional() }),
+    success: {
+      status: 200,
+      description: `at most ${lists.LISTS_PAGE} lists`,
+      schema: z.array(ListShape).max(lists.LISTS_PAGE),
+    },
+    errors: ["ACCOUNT_NOT_FOUND", "NOTHING_LEFT"],
+    run: (ctx, { params, query }) => lists.listsOf(ctx, params.account_id, query.before_id),
     reply: (found, ctx) => ({ status: 200, body: found.map((l) => listView(ctx, l)) }),
   }),
   route({

@@ -68,12 +68,17 @@ export const timelineRoutes = [
   route({
     method: "GET",
     path: "/timeline/conversations",
-    summary: "The accounts the caller exchanged direct notes with, most recent first",
+    summary: `The accounts the caller exchanged direct notes with, most recent first, ${timelines.CONVERSATIONS_PAGE} a page (before_id: extension, an entry's lastNoteId)`,
     tag: "timelines",
     auth: "required",
-    success: { status: 200, description: "conversation entries", schema: z.array(ConversationEntryShape) },
-    errors: [],
-    run: (ctx) => timelines.conversations(ctx),
+    query: z.object({ before_id: querySnowflake.optional() }),
+    success: {
+      status: 200,
+      description: "conversation entries",
+      schema: z.array(ConversationEntryShape).max(timelines.CONVERSATIONS_PAGE),
+    },
+    errors: ["NOTHING_LEFT"],
+    run: (ctx, { query }) => timelines.conversations(ctx, { beforeId: query.before_id }),
     reply: (list, ctx) => ({ status: 200, body: list.map((c) => conversationEntryView(ctx, c)) }),
   }),
   route({

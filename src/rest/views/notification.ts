@@ -58,6 +58,9 @@ export const ConversationEntryShape = named(
   z.strictObject({
     account: z.strictObject({ accountId: Snowflake, accountName: z.string(), nickname: z.string(), avatar: Url }),
     updatedAt: Timestamp,
+    lastNoteId: Snowflake.describe(
+      "extension: the newest direct note between the two; `before_id` takes it to page further",
+    ),
   }),
 );
 
@@ -89,7 +92,7 @@ export function notificationsPageView(
 
 export function conversationEntryView(
   ctx: Context,
-  { account, updatedAt }: timelines.Conversation,
+  { account, updatedAt, lastNoteId }: timelines.Conversation,
 ): z.infer<typeof ConversationEntryShape> {
   return {
     account: {
@@ -99,5 +102,6 @@ export function conversationEntryView(
       avatar: fileUrl(ctx.config, account.avatarFileId),
     },
     updatedAt: updatedAt.toISOString(),
+    lastNoteId: lastNoteId.toString(),
   };
 }
