@@ -175,11 +175,11 @@ describe("notes through GraphQL", () => {
     );
     expect(followed.follow.data.pending).toBe(true);
     const requests = await gql(
-      `{ followRequests { ... on QueryFollowRequestsSuccess { data { name } } } }`,
+      `{ followRequests { ... on AccountConnection { edges { node { name } } } } }`,
       {},
       carol.token,
     );
-    expect(requests.followRequests.data).toEqual([{ name: "@gn_alice@murmur.test" }]);
+    expect(requests.followRequests.edges).toEqual([{ node: { name: "@gn_alice@murmur.test" } }]);
     const accepted = await gql(
       `mutation { acceptFollowRequest(name: "gn_alice") { ... on MutationAcceptFollowRequestSuccess { data } } }`,
       {},
