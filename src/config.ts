@@ -10,17 +10,22 @@ const optionalString = z
   .optional()
   .transform((v) => (v === "" ? undefined : v));
 
+function isUrl(v: string, protocols: string[]): boolean {
+  try {
+    return protocols.includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}
+
 const url = (protocols: string[]) =>
+  optionalString.refine((v) => v === undefined || isUrl(v, protocols), `must be a URL (${protocols.join(" or ")})`);
+
+/** URLs separated by commas. */
+const urls = (protocols: string[]) =>
   optionalString.refine(
-    (v) => {
-      if (v === undefined) return true;
-      try {
-        return protocols.includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    },
-    `must be a URL (${protocols.join(" or ")})`,
+    (v) => v === undefined || v.split(",").every((one) => isUrl(one.trim(), protocols)),
+    `must be URLs (${protocols.join(" or ")}) separated by commas`,
   );
 
 const integer = (min: number, max: number, fallback: number) =>
@@ -35,6 +40,8 @@ const env = z.object({
   PUBLIC_URL: url(["http:", "https:"]).transform((v) => (v ?? "http://localhost:3000").replace(/\/+$/, "")),
   DATA_DIR: optionalString.transform((v) => path.resolve(v ?? "./data")),
   DATABASE_URL: url(["postgres:", "postgresql:"]),
+  // CONTRACT 11: read replicas, separated by commas.
+  DATABASE_REPLICA_URL: urls(["postgres:", "postgresql:"]),
   SMTP_URL: url(["smtp:", "smtps:"]),
   MAIL_FROM: optionalString,
   CAPTCHA_PROVIDER: optionalString.refine(
@@ -105,6 +112,8 @@ export interface Config {
   localHost: string;
   dataDir: string;
   databaseUrl?: string;
+  /** Read replicas of databaseUrl (CONTRACT 11); empty: none. */
+  databaseReplicaUrls: string[];
   smtpUrl?: string;
   mailFrom: string;
   captcha: { provider: CaptchaProvider; secret?: string; verifyUrl?: string };
@@ -150,6 +159,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (provider !== "dev" && !e.CAPTCHA_SECRET) {
     throw new ConfigError(`invalid configuration: CAPTCHA_SECRET is required with CAPTCHA_PROVIDER=${provider}`);
   }
+  if (e.DATABASE_REPLICA_URL && !e.DATABASE_URL) {
+    throw new ConfigError("invalid configuration: DATABASE_REPLICA_URL needs DATABASE_URL (replicas of that database)");
+  }
   const publicUrl = new URL(e.PUBLIC_URL);
   return {
     production,
@@ -159,6 +171,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     localHost: publicUrl.host,
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL,
+    databaseReplicaUrls: e.DATABASE_REPLICA_URL?.split(",").map((one) => one.trim()) ?? [],
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? `Murmur <noreply@${publicUrl.hostname}>`,
     captcha: { provider, secret: e.CAPTCHA_SECRET, verifyUrl: e.CAPTCHA_VERIFY_URL },

@@ -4,12 +4,14 @@ import type { Logger } from "pino";
 import { createCaptchaVerifier } from "./captcha.ts";
 import type { Config } from "./config.ts";
 import { createDb } from "./db/client.ts";
+import { createReadRouting } from "./db/replicas.ts";
 import { SnowflakeGenerator } from "./db/snowflake.ts";
 import { leaseWorkerId, type WorkerLease } from "./db/worker-lease.ts";
 import type { Services } from "./domain/context.ts";
 import { CallerCache } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
+import { createRedis } from "./redis.ts";
 import { createMeilisearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
 import { createS3Storage, s3ScratchDir } from "./storage/s3.ts";
@@ -19,10 +21,15 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   const db = createDb(databaseUrl, (id) => callers.forget(id));
   const callers = new CallerCache(databaseUrl, (id) => db.account.findUnique({ where: { id } }), log);
   callers.listen();
+  const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
   const workerLease = config.workerId === undefined ? await leaseWorkerId(db, log) : undefined;
   return {
     config,
     db,
+    redis,
+    replicas: config.databaseReplicaUrls.length
+      ? createReadRouting(db, config.databaseReplicaUrls, redis, log)
+      : undefined,
     callers,
     ids: new SnowflakeGenerator(config.workerId ?? (workerLease as WorkerLease).workerId),
     workerLease,
@@ -46,5 +53,7 @@ export async function closeServices(services: Services): Promise<void> {
   services.mailer.close();
   await services.callers.close();
   await services.workerLease?.release().catch((err) => services.log.warn({ err }, "worker id lease not given back"));
+  await services.replicas?.close();
+  services.redis?.disconnect();
   await services.db.$disconnect();
 }

@@ -26,9 +26,12 @@ export interface EmbeddedPostgresOptions {
   /** TCP port on 127.0.0.1; a free one is picked when absent. */
   port?: number;
   log?: (message: string) => void;
+  /** More server settings (`-c name=value`), e.g. a standby's `primary_conninfo`. */
+  settings?: Record<string, string>;
 }
 
-const READY = "database system is ready to accept connections";
+// A standby (hot_standby) says "read-only connections".
+const READY = /database system is ready to accept (read-only )?connections/;
 const START_TIMEOUT_MS = 60_000;
 
 export class EmbeddedPostgres {
@@ -65,7 +68,7 @@ export class EmbeddedPostgres {
       return;
     }
     this.port = this.options.port ?? (await freePort());
-    const child = await launch(bin, dataDir, this.port, owner, this.log);
+    const child = await launch(bin, dataDir, this.port, owner, this.log, this.options.settings ?? {});
     this.process = child;
     fs.writeFileSync(ownerFile, String(process.pid));
     // If this process dies without stop(), its PostgreSQL must not outlive it.
@@ -234,6 +237,7 @@ function launch(
   port: number,
   owner: Owner | undefined,
   log: (m: string) => void,
+  settings: Record<string, string>,
 ): Promise<ChildProcess> {
   const args = [
     "-D",
@@ -246,6 +250,7 @@ function launch(
     "unix_socket_directories=",
     "-c",
     "max_connections=200",
+    ...Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
   ];
   const child = spawn(bin.postgres, args, { ...owner, stdio: ["ignore", "ignore", "pipe"] });
   return new Promise((resolve, reject) => {
@@ -258,7 +263,7 @@ function launch(
     child.stderr?.on("data", (chunk: string) => {
       log(chunk.trimEnd());
       if (output.length < 20_000) output += chunk;
-      if (output.includes(READY)) {
+      if (READY.test(output)) {
         clearTimeout(timer);
         resolve(child);
       }

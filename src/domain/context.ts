@@ -3,9 +3,11 @@ import type { Logger } from "pino";
 import type { CaptchaVerifier } from "../captcha.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
+import type { ReadRouting } from "../db/replicas.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
 import type { WorkerLease } from "../db/worker-lease.ts";
 import type { Mailer } from "../mail/mailer.ts";
+import type { Redis } from "../redis.ts";
 import type { SearchIndex } from "../search/meilisearch.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { DomainError } from "./errors.ts";
@@ -14,7 +16,12 @@ import type { TokenIssuer } from "./sessions/tokens.ts";
 
 export interface Services {
   config: Config;
+  /** The primary; in a request that only reads, maybe a replica (CONTRACT 11). */
   db: Db;
+  /** Shared with the fleet, when REDIS_URL is set. */
+  redis?: Redis;
+  /** Read replicas, when DATABASE_REPLICA_URL is set. */
+  replicas?: ReadRouting;
   ids: SnowflakeGenerator;
   /** The lease of the snowflake worker id, when WORKER_ID is unset (CONTRACT 11). */
   workerLease?: WorkerLease;
@@ -39,4 +46,9 @@ export interface Caller {
 
 export interface Context extends Services {
   caller: Caller;
+  /**
+   * Whose later reads must see what this request wrote: its caller, for a request that may
+   * write; a login names the account it opened a session for.
+   */
+  readYourWrites?: { account?: bigint };
 }

@@ -19,6 +19,7 @@ import { boundsPlugins, MAX_TOKENS } from "./bounds.ts";
 import { DocumentCache, noErrorCache } from "./document-cache.ts";
 import { schema } from "./index.ts";
 import { type ReceivedOperation, receiveUploads } from "./received-uploads.ts";
+import { useReadReplicas } from "./replicas.ts";
 
 /**
  * Headers a browser sends only after a CORS preflight, so a request carrying one cannot come
@@ -41,6 +42,7 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       // keeps the document: a home page of 20 notes cost ~0.6 ms more server CPU through the
       // generic executor than its REST view; compiled, about the same.
       useGraphQlJit(),
+      useReadReplicas(),
     ],
     graphqlEndpoint: "/graphql",
     // CORS is answered for every route alike by @fastify/cors (src/http/cors.ts).

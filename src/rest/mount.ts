@@ -2,7 +2,8 @@
 import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodType } from "zod";
-import type { Caller, Services } from "../domain/context.ts";
+import { keepWrites } from "../db/replicas.ts";
+import type { Caller, Context, Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { authenticate, optionalAccount, requireAccount, requireModerator } from "../domain/sessions/caller.ts";
@@ -64,7 +65,11 @@ function handlerOf(services: Services, r: Route) {
         r.auth === "none"
           ? { ip: request.ip }
           : await authenticate(services, request.headers.authorization, request.ip);
-      const ctx = { ...services, caller };
+      const ctx: Context = {
+        ...services,
+        caller,
+        readYourWrites: { account: r.method === "GET" ? undefined : caller.account?.id },
+      };
       // Who may call is checked before anything is read: an upload is refused before its 100 MB.
       if (r.auth === "public") optionalAccount(ctx);
       if (r.auth === "required") requireAccount(ctx);
@@ -91,7 +96,15 @@ function handlerOf(services: Services, r: Route) {
         body,
         headers: headersOf(request),
       };
-      const result = await r.run(ctx, input);
+      if (r.readsFrom === "replica" && services.replicas) {
+        ctx.db = await services.replicas.readsFor(caller.account?.id);
+      }
+      let result: unknown;
+      try {
+        result = await r.run(ctx, input);
+      } finally {
+        await keepWrites(ctx);
+      }
       const answer = r.reply(result, ctx);
       await upload?.discard(); // a no-op once the upload became a drive file
       if (idempotent && "record" in idempotent) {

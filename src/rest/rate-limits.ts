@@ -5,7 +5,6 @@
 // in Redis (REDIS_URL) when several instances share the load.
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { Redis } from "ioredis";
 import type { Services } from "../domain/context.ts";
 
 export type RateLimitGroup = "login" | "register" | "upload";
@@ -48,7 +47,7 @@ export async function registerRateLimits(app: FastifyInstance, services: Service
   const multiplier = services.config.rateLimitMultiplier;
   const scaled = (max: number) => Math.max(1, Math.ceil(max * multiplier));
   if (multiplier === 0) return { routeConfig: () => ({}) };
-  const redis = services.config.redisUrl ? sharedStore(app, services.config.redisUrl) : undefined;
+  const redis = services.redis;
   await app.register(rateLimit, {
     global: true,
     ...(redis && { redis, nameSpace: "murmur:rate-limit:", skipOnError: true }),
@@ -73,23 +72,4 @@ export async function registerRateLimits(app: FastifyInstance, services: Service
       };
     },
   };
-}
-
-/**
- * The Redis client holding the counters. A Redis that cannot be reached must not take the API
- * down with it: commands fail fast (no offline queue, one try), the limiter then lets the
- * request through (skipOnError), and the client reconnects in the background.
- */
-function sharedStore(app: FastifyInstance, url: string): Redis {
-  const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 1000,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
-  });
-  redis.on("error", (err) => app.log.warn({ err }, "rate-limit store unreachable"));
-  app.addHook("onClose", async () => {
-    redis.disconnect();
-  });
-  return redis;
 }

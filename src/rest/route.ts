@@ -63,6 +63,11 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   summary: string;
   tag: string;
   auth: Auth;
+  /**
+   * A GET whose reads may go to a read replica (CONTRACT 11): one that has replayed the
+   * caller's own writes. Others read the primary.
+   */
+  readsFrom?: "replica";
   /** A rate limit of its own (CONTRACT 10) instead of the general one, or "none". */
   rateLimit?: RateLimitGroup | "none";
   /** The body is multipart/form-data, read as a MultipartBody; `body` then only documents it. */

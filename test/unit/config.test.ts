@@ -24,6 +24,15 @@ describe("loadConfig", () => {
     expect(loadConfig({ CORS_ORIGINS: "*" }).corsOrigins).toBeUndefined();
   });
 
+  it("reads DATABASE_REPLICA_URL as a list of replicas of DATABASE_URL", () => {
+    const config = loadConfig({
+      DATABASE_URL: "postgres://primary/db",
+      DATABASE_REPLICA_URL: "postgres://r1/db, postgresql://r2/db",
+    });
+    expect(config.databaseReplicaUrls).toEqual(["postgres://r1/db", "postgresql://r2/db"]);
+    expect(loadConfig({}).databaseReplicaUrls).toEqual([]);
+  });
+
   it.each([
     [{ PORT: "abc" }, "PORT"],
     [{ PORT: "70000" }, "PORT"],
@@ -37,6 +46,8 @@ describe("loadConfig", () => {
     [{ MEILI_URL: "meili" }, "MEILI_URL"],
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL"],
     [{ CORS_ORIGINS: "app.example" }, "CORS_ORIGINS"],
+    [{ DATABASE_URL: "postgres://p/db", DATABASE_REPLICA_URL: "postgres://r/db,mysql://x" }, "DATABASE_REPLICA_URL"],
+    [{ DATABASE_REPLICA_URL: "postgres://r/db" }, "DATABASE_REPLICA_URL"],
     [{ CORS_ORIGINS: "https://app.example/path" }, "CORS_ORIGINS"],
   ])("refuses %o naming %s", (env, variable) => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${variable}\\b`));

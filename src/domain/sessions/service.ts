@@ -53,6 +53,8 @@ export async function login(ctx: Context, input: LoginInput): Promise<LoginResul
   await ctx.db.session.create({
     data: { id: refresh.jti, accountId: account.id, createdAt: now, expiresAt: refresh.expiresAt },
   });
+  // The new session's reads see what this login saw: the account just registered and verified.
+  if (ctx.readYourWrites) ctx.readYourWrites.account = account.id;
   return {
     authorizationToken: access.token,
     refreshToken: refresh.token,

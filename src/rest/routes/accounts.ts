@@ -72,6 +72,7 @@ export const accountRoutes = [
   route({
     method: "GET",
     path: "/accounts/:account_name",
+    readsFrom: "replica",
     summary: "Public view of an account; its owner also gets the ETag for updates",
     tag: "accounts",
     auth: "public",

@@ -1,6 +1,7 @@
 // Health (CONTRACT 1): whether the process serves, and whether what it needs answers. With
 // Meilisearch, readiness also says whether the index narrows searches, and what to do when not.
 import { z } from "zod";
+import { MAX_LAG_SECONDS } from "../../db/replicas.ts";
 import type { Services } from "../../domain/context.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { rebuildRunning, searchIndexCompleteness } from "../../search/rebuild.ts";
@@ -14,10 +15,43 @@ const SearchReadiness = z.strictObject({
 });
 type SearchReadiness = z.infer<typeof SearchReadiness>;
 
+const Replica = z.strictObject({
+  status: z
+    .enum(["up", "behind", "down"])
+    .describe(`behind: more than ${MAX_LAG_SECONDS} s of lag, or down: its reads go to the primary meanwhile`),
+  lag_seconds: z.number().nullable().describe("replay lag behind the primary; null when it does not answer"),
+});
+
 const Checks = z
-  .strictObject({ database: z.literal("up"), storage: z.literal("up") })
-  .describe("each dependency that answered: the database, and the file store (its folder, or its bucket)");
-type Readiness = { checks: z.infer<typeof Checks>; search?: SearchReadiness };
+  .strictObject({
+    database: z.literal("up"),
+    storage: z.literal("up"),
+    redis: z
+      .enum(["up", "down"])
+      .optional()
+      .describe("with REDIS_URL; while down, rate limits are not counted and reads go to the primary"),
+    replicas: z.array(Replica).optional().describe("with DATABASE_REPLICA_URL, in its order"),
+  })
+  .describe(
+    "each dependency: the database and the file store (its folder, or its bucket) answered; " +
+      "Redis and read replicas, whose outage this instance serves through, as they are",
+  );
+type Checks = z.infer<typeof Checks>;
+type Readiness = { checks: Checks; search?: SearchReadiness };
+
+/** Dependencies the instance serves without, as they are now. */
+async function degradable(services: Services): Promise<Pick<Checks, "redis" | "replicas">> {
+  const checks: Pick<Checks, "redis" | "replicas"> = {};
+  if (services.redis)
+    checks.redis = await services.redis.ping().then(
+      () => "up",
+      () => "down",
+    );
+  if (services.replicas) {
+    checks.replicas = services.replicas.health().map((r) => ({ status: r.status, lag_seconds: r.lagSeconds }));
+  }
+  return checks;
+}
 
 /** Undefined when something needed does not answer (503). */
 async function readiness(services: Services): Promise<Readiness | undefined> {
@@ -25,7 +59,7 @@ async function readiness(services: Services): Promise<Readiness | undefined> {
     await services.db.$queryRaw`SELECT 1`;
     // A key never written: any answer (no) means the store answers; an error that it does not.
     await services.storage.exists("readyz-probe");
-    const checks = { database: "up", storage: "up" } as const;
+    const checks: Checks = { database: "up", storage: "up", ...(await degradable(services)) };
     if (!services.search) return { checks };
     const found = await searchIndexCompleteness(services.db, services.search);
     const ready = (search: SearchReadiness) => ({ checks, search });
@@ -60,7 +94,8 @@ export const healthRoutes = [
   route({
     method: "GET",
     path: "/readyz",
-    summary: "The database, the file store, and Meilisearch when configured, answer (503 otherwise)",
+    summary:
+      "The database, the file store, and Meilisearch when configured, answer (503 otherwise); Redis and replicas as they are",
     tag: "health",
     auth: "none",
     rateLimit: "none",

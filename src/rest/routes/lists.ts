@@ -118,6 +118,7 @@ export const listRoutes = [
   route({
     method: "GET",
     path: "/lists/:list_id/notes",
+    readsFrom: "replica",
     summary: "The members' notes, 20 a page",
     tag: "lists",
     auth: "required",

@@ -47,6 +47,7 @@ export const noteRoutes = [
   route({
     method: "GET",
     path: "/notes/:note_id",
+    readsFrom: "replica",
     summary: "A note with its reactions and author",
     tag: "notes",
     auth: "public",
@@ -129,6 +130,7 @@ export const noteRoutes = [
   route({
     method: "GET",
     path: "/notes/:note_id/reactions",
+    readsFrom: "replica",
     summary: `Every reaction of a note, newest first, ${reactions.REACTIONS_PAGE} a page (extension)`,
     tag: "notes",
     auth: "required",

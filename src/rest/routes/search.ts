@@ -10,6 +10,7 @@ export const searchRoutes = [
   route({
     method: "GET",
     path: "/search/notes",
+    readsFrom: "replica",
     summary: 'Search notes: keywords, "phrases", from:, is:renote|quote, has:link|media, OR, -, ( )',
     tag: "search",
     auth: "public",

@@ -33,6 +33,7 @@ function timelineRoute(path: string, fixedType?: "home") {
   return route({
     method: "GET",
     path,
+    readsFrom: "replica",
     summary: fixedType ? "The home timeline (as /timeline/home)" : "The home or global timeline, 20 notes a page",
     tag: "timelines",
     // The global timeline is public; the home timeline needs credentials, so this path answers
@@ -54,6 +55,7 @@ export const timelineRoutes = [
   route({
     method: "GET",
     path: "/timeline/accounts/:account_name",
+    readsFrom: "replica",
     summary: "An account's notes the caller may see (by id or name)",
     tag: "timelines",
     auth: "public",
