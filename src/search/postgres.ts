@@ -1,6 +1,7 @@
-// The PostgreSQL side of search: a query tree compiles to one parameterised Prisma filter
-// (no SQL built from user text). Keywords and phrases are case-insensitive substring matches
-// on content or cw_comment (ILIKE, served by the trigram GIN indexes), CJK included.
+// The PostgreSQL side of search: a query tree compiles to one parameterised condition, as SQL
+// for the page's statement and as the Prisma filter it is held equal to (test/search-sql.test.ts);
+// no SQL is built from user text. Keywords and phrases are case-insensitive substring matches on
+// content or cw_comment (ILIKE, served by the trigram GIN indexes), CJK included.
 import { type Db, Prisma } from "../db/client.ts";
 import { PLAIN_RENOTE, QUOTE } from "../domain/notes/service.ts";
 import { requiredTerms, type SearchNode } from "./query.ts";
@@ -64,6 +65,49 @@ export function compileSearch(node: SearchNode, authors: Map<string, bigint | un
           };
   }
 }
+
+/**
+ * compileSearch as SQL on notes `n`, for a page selected and built in one statement (the Prisma
+ * filter's page took 22 ms for a common word at 300,000 notes: joins of every match to its
+ * author, then five queries to build 100 notes; this one, 11.6 ms). Every part is a boolean
+ * that is never NULL (content and cw_comment are NOT NULL), so NOT means what it says.
+ */
+export function compileSearchSql(node: SearchNode, authors: Map<string, bigint | undefined>): Prisma.Sql {
+  switch (node.kind) {
+    case "or":
+      return Prisma.sql`(${Prisma.join(
+        node.items.map((item) => compileSearchSql(item, authors)),
+        " OR ",
+      )})`;
+    case "and":
+      return Prisma.sql`(${Prisma.join(
+        node.items.map((item) => compileSearchSql(item, authors)),
+        " AND ",
+      )})`;
+    case "not":
+      return Prisma.sql`NOT ${compileSearchSql(node.item, authors)}`;
+    case "keyword":
+    case "phrase": {
+      const pattern = `%${literal(node.text)}%`;
+      return Prisma.sql`(n.content ILIKE ${pattern} OR n.cw_comment ILIKE ${pattern})`;
+    }
+    case "from": {
+      const id = authors.get(node.name);
+      return id === undefined ? Prisma.sql`false` : Prisma.sql`n.author_id = ${id}`;
+    }
+    case "is":
+      return node.value === "renote"
+        ? Prisma.sql`(n.renote_id IS NOT NULL AND ${PLAIN_SQL})`
+        : Prisma.sql`(n.renote_id IS NOT NULL AND NOT ${PLAIN_SQL})`;
+    case "has":
+      return node.value === "media"
+        ? Prisma.sql`EXISTS (SELECT 1 FROM note_attachments x WHERE x.note_id = n.id)`
+        : Prisma.sql`(n.content ILIKE '%http://%' OR n.content ILIKE '%https://%')`;
+  }
+}
+
+/** A renote is plain with no content and nothing attached (PLAIN_RENOTE). */
+const PLAIN_SQL = Prisma.sql`(n.content = '' AND NOT EXISTS (SELECT 1 FROM note_attachments x WHERE x.note_id = n.id))`;
 
 /** Most candidates the phrase indexes give; past it, the search goes on without them. */
 export const PHRASE_CANDIDATES = 2000;
