@@ -1,5 +1,6 @@
 // The Fastify app: the REST route table (health included), GraphQL, OpenAPI and its docs page.
-import { STATUS_CODES } from "node:http";
+import { type IncomingMessage, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
@@ -51,6 +52,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   // Retry-After rather than queue work the server cannot finish in time.
   let inFlight = 0;
   app.addHook("onRequest", async (request, reply) => {
+    // A live stream is open for as long as its client listens: bounded by streams per account.
+    if (request.url.includes("/streaming/")) return;
     inFlight += 1;
     (request as { counted?: boolean }).counted = true;
     if (inFlight > services.config.maxInFlight) {
@@ -70,8 +73,19 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   // Shutting down: requests in flight finish, and each answer then closes its connection, so no
   // keep-alive socket holds the process open after its last answer.
   let closing = false;
+  // Connections that have not sent a request yet: Node leaves them to the headers timeout, whose
+  // checks stop with the server, so one a client opened and left unused held shutdown for good.
+  const unused = new Set<Socket>();
+  app.server.on("connection", (socket: Socket) => {
+    unused.add(socket);
+    socket.once("close", () => unused.delete(socket));
+  });
+  app.server.on("request", (request: IncomingMessage) => unused.delete(request.socket));
   app.addHook("preClose", async () => {
     closing = true;
+    // Live streams end now: their clients reconnect elsewhere with Last-Event-ID.
+    services.live?.endAll("shutdown");
+    for (const socket of unused) socket.destroy();
   });
   app.addHook("onSend", async (_request, reply) => {
     if (closing) reply.header("connection", "close");

@@ -8,6 +8,7 @@ import { createReadRouting } from "./db/replicas.ts";
 import { SnowflakeGenerator } from "./db/snowflake.ts";
 import { leaseWorkerId, type WorkerLease } from "./db/worker-lease.ts";
 import type { Services } from "./domain/context.ts";
+import { LiveHub } from "./domain/live/hub.ts";
 import { CallerCache } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
@@ -23,7 +24,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   callers.listen();
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
   const workerLease = config.workerId === undefined ? await leaseWorkerId(db, log) : undefined;
-  return {
+  const services: Services = {
     config,
     db,
     redis,
@@ -47,9 +48,12 @@ export async function createServices(config: Config, databaseUrl: string, log: L
     search: config.meili ? createMeilisearchIndex(config.meili) : undefined,
     log,
   };
+  services.live = new LiveHub(services, databaseUrl);
+  return services;
 }
 
 export async function closeServices(services: Services): Promise<void> {
+  await services.live?.close();
   services.mailer.close();
   await services.callers.close();
   await services.workerLease?.release().catch((err) => services.log.warn({ err }, "worker id lease not given back"));

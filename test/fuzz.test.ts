@@ -67,7 +67,9 @@ const body = fc.oneof(
   fc.string({ maxLength: 200 }).map((raw) => ({ raw })),
 );
 const request = fc.record({
-  route: fc.constantFrom(...routes),
+  // Not live streams: one that is accepted is answered for as long as the client listens
+  // (test/streaming.test.ts holds their refusals).
+  route: fc.constantFrom(...routes.filter((r) => !r.success.events)),
   method: fc.oneof(
     { weight: 4, arbitrary: fc.constant(undefined) },
     { weight: 1, arbitrary: fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE") },

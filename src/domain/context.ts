@@ -11,6 +11,7 @@ import type { Redis } from "../redis.ts";
 import type { SearchIndex } from "../search/meilisearch.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { DomainError } from "./errors.ts";
+import type { LiveHub } from "./live/hub.ts";
 import type { CallerAccount, CallerCache } from "./sessions/caller-cache.ts";
 import type { TokenIssuer } from "./sessions/tokens.ts";
 
@@ -20,6 +21,8 @@ export interface Services {
   db: Db;
   /** Shared with the fleet, when REDIS_URL is set. */
   redis?: Redis;
+  /** This instance's live streams (CONTRACT 12). */
+  live?: LiveHub;
   /** Read replicas, when DATABASE_REPLICA_URL is set. */
   replicas?: ReadRouting;
   ids: SnowflakeGenerator;
@@ -42,6 +45,8 @@ export interface Caller {
   /** Set when credentials were sent but are unusable; thrown by whatever reads the caller. */
   error?: DomainError;
   ip?: string;
+  /** When the credentials expire: a live stream ends then (CONTRACT 12). */
+  expiresAt?: Date;
 }
 
 export interface Context extends Services {

@@ -56,15 +56,22 @@ async function readMultipart(request: FastifyRequest, services: Services): Promi
   return body;
 }
 
+/** The Authorization header, or where the route takes it, `?access_token=`. */
+function credentialsOf(request: FastifyRequest, r: Route): string | undefined {
+  const token = (request.query as { access_token?: unknown }).access_token;
+  if (request.headers.authorization !== undefined || !r.tokenInQuery || typeof token !== "string") {
+    return request.headers.authorization;
+  }
+  return `Bearer ${token}`;
+}
+
 function handlerOf(services: Services, r: Route) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     let upload: ReceivedUpload | undefined;
     let idempotent: Idempotency | undefined;
     try {
       const caller: Caller =
-        r.auth === "none"
-          ? { ip: request.ip }
-          : await authenticate(services, request.headers.authorization, request.ip);
+        r.auth === "none" ? { ip: request.ip } : await authenticate(services, credentialsOf(request, r), request.ip);
       const ctx: Context = {
         ...services,
         caller,

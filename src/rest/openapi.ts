@@ -95,6 +95,7 @@ function answerResponse(r: Route, answer: Answer): Json {
   const response: Json = { description: answer.description };
   if (answer.schema) response.content = { "application/json": { schema: jsonSchema(answer.schema) } };
   if (answer.bytes) response.content = { "*/*": { schema: { type: "string", format: "binary" } } };
+  if (answer.events) response.content = { "text/event-stream": { schema: { type: "string" } } };
   const headers = headersOf(r, answer.status, answer.headers);
   if (headers) response.headers = headers;
   return response;

@@ -37,6 +37,8 @@ export interface Answer {
   schema?: z.ZodType;
   /** A body that is not JSON: file bytes of the stored type. */
   bytes?: boolean;
+  /** A stream of Server-Sent Events (CONTRACT 12), described in `description`. */
+  events?: boolean;
   /** Response headers it carries: name, whether always, and what it means. */
   headers?: ResponseHeader[];
 }
@@ -68,6 +70,8 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
    * caller's own writes. Others read the primary.
    */
   readsFrom?: "replica";
+  /** Credentials may also come as the `access_token` query parameter (a browser's EventSource sends no headers). */
+  tokenInQuery?: boolean;
   /** A rate limit of its own (CONTRACT 10) instead of the general one, or "none". */
   rateLimit?: RateLimitGroup | "none";
   /** The body is multipart/form-data, read as a MultipartBody; `body` then only documents it. */

@@ -9,6 +9,7 @@ import { noteRoutes } from "./routes/notes.ts";
 import { notificationRoutes } from "./routes/notifications.ts";
 import { searchRoutes } from "./routes/search.ts";
 import { socialRoutes } from "./routes/social.ts";
+import { streamingRoutes } from "./routes/streaming.ts";
 import { timelineRoutes } from "./routes/timelines.ts";
 
 export const routes: Route[] = [
@@ -20,5 +21,6 @@ export const routes: Route[] = [
   ...searchRoutes,
   ...driveRoutes,
   ...notificationRoutes,
+  ...streamingRoutes,
   ...healthRoutes,
 ];

@@ -7,6 +7,7 @@ import { findPublicAccount, PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
+import { audienceSql, unfrozenSql, type Viewer } from "../notes/visibility.ts";
 import { notify } from "../notifications/notify.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
@@ -192,12 +193,29 @@ export async function deleteList(ctx: Context, listId: string): Promise<void> {
   await orGone(ctx.db.list.delete({ where: { id: list.id } }), "LIST_NOTFOUND");
 }
 
-/** The assignees' notes the caller may see, direct ones apart, newest first. */
-export async function listNotes(ctx: Context, listId: string, query: TimelineQuery): Promise<NoteView[]> {
+/** The list whose notes the caller may read (GET /lists/{id}/notes and its stream). */
+export async function readableList(ctx: Context, listId: string): Promise<{ id: bigint }> {
   const viewer = requireAccount(ctx);
   const id = parseSnowflake(listId);
   const found = id === undefined ? null : await ctx.db.list.findUnique({ where: { id }, select: LIST_RULE });
-  const list = seenBy(found, viewer);
-  const assignees = Prisma.sql`SELECT account_id FROM list_members WHERE list_id = ${list.id}`;
-  return authorsPage(ctx, viewer, assignees, query);
+  return seenBy(found, viewer);
+}
+
+const assigneesOf = (list: bigint | Prisma.Sql) =>
+  Prisma.sql`SELECT account_id FROM list_members WHERE list_id = ${list}`;
+
+/** The assignees' notes the caller may see, direct ones apart, newest first. */
+export async function listNotes(ctx: Context, listId: string, query: TimelineQuery): Promise<NoteView[]> {
+  const list = await readableList(ctx, listId);
+  return authorsPage(ctx, requireAccount(ctx), assigneesOf(list.id), query);
+}
+
+/**
+ * Whether note `n` is on a list's timeline for `viewer`, as a condition on one note: authorsPage's
+ * rule for the list's assignees (live updates ask it for every list stream at once, the list and
+ * the viewer columns).
+ */
+export function listRule(list: Prisma.Sql, viewer: Viewer): Prisma.Sql {
+  return Prisma.sql`n.author_id IN (${assigneesOf(list)}) AND n.visibility <> 'direct'
+    AND ${audienceSql(viewer)} ${unfrozenSql(undefined)}`;
 }

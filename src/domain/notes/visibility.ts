@@ -30,10 +30,16 @@ export function visibleTo(viewer: Pick<Account, "id" | "role"> | undefined): Pri
 // PostgreSQL plans each variant once per connection.
 
 /**
+ * A viewer in SQL: its id, or a column naming one viewer of many (live updates decide for every
+ * stream of an instance at once, src/domain/live/hub.ts).
+ */
+export type Viewer = { id: bigint | Prisma.Sql };
+
+/**
  * Whether the viewer may see note `n` by its visibility. The follow is looked up by a scalar
  * subquery: for EXISTS, PostgreSQL would hash all the viewer's follows first.
  */
-export function audienceSql(viewer: Pick<Account, "id"> | undefined): Prisma.Sql {
+export function audienceSql(viewer: Viewer | undefined): Prisma.Sql {
   if (!viewer) return Prisma.sql`n.visibility IN ('public', 'home')`;
   return Prisma.sql`(n.visibility IN ('public', 'home') OR n.author_id = ${viewer.id}
     OR (n.visibility = 'followers'

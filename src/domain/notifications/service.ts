@@ -6,6 +6,7 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { parseBeforeId, timelinePage } from "../paging.ts";
 import { requireAccount } from "../sessions/caller.ts";
+import { REPLAY_PAGE } from "../timelines/page.ts";
 
 export interface NotificationsQuery {
   limit?: number;
@@ -18,6 +19,8 @@ export interface NotificationsQuery {
   beforeId?: string;
   /** One notification more than `limit`, to tell whether there is a next page. */
   peek?: boolean;
+  /** Only those newer than this id, REPLAY_PAGE at most: what a live stream missed (CONTRACT 12). */
+  afterId?: bigint;
 }
 
 export interface AnnouncementView extends Announcement {
@@ -31,8 +34,10 @@ export interface NotificationsPage {
 
 export async function listNotifications(ctx: Context, query: NotificationsQuery): Promise<NotificationsPage> {
   const caller = requireAccount(ctx);
-  const limit = query.limit ?? 30;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw new DomainError("INVALID_REQUEST");
+  const limit = query.afterId === undefined ? (query.limit ?? 30) : REPLAY_PAGE;
+  if (query.afterId === undefined && (!Number.isInteger(limit) || limit < 1 || limit > 50)) {
+    throw new DomainError("INVALID_REQUEST");
+  }
   let after = new Date(0);
   if (query.after !== undefined) {
     after = new Date(query.after);
@@ -47,13 +52,13 @@ export async function listNotifications(ctx: Context, query: NotificationsQuery)
         recipientId: caller.id,
         createdAt: { gte: after },
         ...(includeRead ? {} : { readAt: null }),
-        ...(before === undefined ? {} : { id: { lt: before } }),
+        id: { lt: before, gt: query.afterId },
       },
       orderBy: { id: "desc" },
       take: limit + (query.peek ? 1 : 0),
       include: { actor: { select: PUBLIC_ACCOUNT_SELECT } },
     }),
-    before === undefined ? announcementsSince(ctx, caller.id, after, includeRead, limit) : [],
+    before === undefined ? announcementsSince(ctx, caller.id, after, includeRead, limit, query.afterId) : [],
   ]);
   return { notifications: timelinePage(before, notifications), announcements };
 }
@@ -65,10 +70,12 @@ async function announcementsSince(
   after: Date,
   includeRead: boolean,
   limit: number,
+  afterId: bigint | undefined,
 ): Promise<AnnouncementView[]> {
   const announcements = await ctx.db.announcement.findMany({
     where: {
       createdAt: { gte: after },
+      id: { gt: afterId },
       ...(includeRead ? {} : { reads: { none: { accountId: callerId } } }),
     },
     orderBy: { id: "desc" },

@@ -13,7 +13,7 @@ export async function authenticate(services: Services, header: string | undefine
     const claims = await services.tokens.verify(match[1], "access", true);
     const account = await services.callers.get(claims.accountId);
     if (!account) throw new DomainError("INVALID_TOKEN", { credentials: true });
-    return { account, ip };
+    return { account, ip, expiresAt: claims.expiresAt };
   } catch (err) {
     if (err instanceof DomainError) return { error: err, ip };
     throw err;

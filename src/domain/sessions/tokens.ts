@@ -19,6 +19,7 @@ export interface TokenClaims {
   accountId: bigint;
   jti: string;
   issuedAt: Date;
+  expiresAt: Date;
 }
 
 type SigningKey = CryptoKey | KeyObject;
@@ -90,7 +91,12 @@ export class TokenIssuer {
       if (typeof payload.jti !== "string" || typeof payload.iat !== "number" || typeof payload.exp !== "number") {
         throw invalid();
       }
-      const claims = { accountId: BigInt(payload.sub), jti: payload.jti, issuedAt: new Date(payload.iat * 1000) };
+      const claims = {
+        accountId: BigInt(payload.sub),
+        jti: payload.jti,
+        issuedAt: new Date(payload.iat * 1000),
+        expiresAt: new Date(payload.exp * 1000),
+      };
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
       this.verified.set(cacheKey, { claims, expiresAtMs: payload.exp * 1000 });
       return claims;

@@ -26,7 +26,14 @@ export interface TimelineQuery {
   noNsfw?: boolean;
   /** Notes per page, at most PAGE + 1 (GraphQL asks one more to know if there is a next page). */
   limit?: number;
+  /**
+   * Only notes newer than this id, at most REPLAY_PAGE of the newest: what a live stream
+   * resumed after it missed (CONTRACT 12).
+   */
+  afterId?: bigint;
 }
+
+export const REPLAY_PAGE = 100;
 
 export async function notePage(
   ctx: Context,
@@ -95,6 +102,7 @@ function noteConditions(before: bigint | undefined, query: TimelineQuery): Prism
   return Prisma.join(
     [
       before === undefined ? Prisma.empty : Prisma.sql`AND n.id < ${before}`,
+      query.afterId === undefined ? Prisma.empty : Prisma.sql`AND n.id > ${query.afterId}`,
       query.hasAttachment
         ? Prisma.sql`AND EXISTS (SELECT 1 FROM note_attachments x WHERE x.note_id = n.id)`
         : Prisma.empty,
@@ -107,9 +115,10 @@ function noteConditions(before: bigint | undefined, query: TimelineQuery): Prism
   );
 }
 
-/** The page size as SQL text: an integer of ours, at most PAGE + 1. */
+/** The page size as SQL text: an integer of ours, at most PAGE + 1 (REPLAY_PAGE for a replay). */
 function pageLimit(query: TimelineQuery): Prisma.Sql {
-  return Prisma.raw(String(Math.max(1, Math.min(Math.trunc(query.limit ?? PAGE), PAGE + 1))));
+  const most = query.afterId === undefined ? PAGE + 1 : REPLAY_PAGE;
+  return Prisma.raw(String(Math.max(1, Math.min(Math.trunc(query.limit ?? PAGE), most))));
 }
 
 /**
