@@ -16,6 +16,7 @@ import { createLogger } from "../src/log.ts";
 import { closeServices, createServices } from "../src/services.ts";
 import { startTestS3 } from "../test/support/s3.ts";
 import { benchHostile } from "./hostile.ts";
+import { benchLive } from "./live.ts";
 import { type Load, load } from "./load.ts";
 import { benchSearch } from "./search.ts";
 import { benchSerialise } from "./serialise.ts";
@@ -30,14 +31,19 @@ const SMALL = 10_000;
 const KEYWORD = "e4da3b"; // a word of the seeded vocabulary (md5 of "5")
 const OTHER_KEYWORD = "c4ca42"; // md5 of "1"
 
-/** A process's resident memory in MB, from /proc (Linux); null elsewhere. */
-function serverRssMb(pid: number): number | null {
+/** A process's resident memory in kB, from /proc (Linux); NaN elsewhere. */
+function serverRssKb(pid: number): number {
   try {
-    const kb = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-    return kb === undefined ? null : Math.round(Number(kb) / 1024);
+    return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
   } catch {
-    return null;
+    return Number.NaN;
   }
+}
+
+/** A process's resident memory in MB; null where it cannot be read. */
+function serverRssMb(pid: number): number | null {
+  const kb = serverRssKb(pid);
+  return Number.isNaN(kb) ? null : Math.round(kb / 1024);
 }
 
 /** The run with the median req/s. */
@@ -217,6 +223,10 @@ try {
   await probe.close();
   // Last: it adds a crowd of accounts, a viral note and a star author to the database.
   const hostile = await benchHostile(services, server.url, seeded, token);
+  const live = await benchLive(services, server.url, token, async () => {
+    const fresh = await startBenchServer({ databaseUrl: server.databaseUrl, name: "livebencher" });
+    return { url: fresh.url, rssMb: () => serverRssKb(fresh.pid) / 1024, stop: () => fresh.stop() };
+  });
 
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const rows = Object.fromEntries(
@@ -297,11 +307,16 @@ try {
   console.log(
     `32 connections reacting to one note, each request another account: ${hostile.reactionsPerSecond.reqPerSec} reactions/s (p99 ${hostile.reactionsPerSecond.p99} ms, ${hostile.reactionsPerSecond.refused} refused)`,
   );
+  console.log(
+    `\nLive: ${live.streams.toLocaleString("en")} SSE streams (home and global of ${(live.streams / 2).toLocaleString("en")} followers), their author posting ${live.notesPerSecond} notes/s: ` +
+      `${live.delivered.toLocaleString("en")} of ${live.expected.toLocaleString("en")} deliveries, latency p50 ${live.latencyP50} ms, p99 ${live.latencyP99} ms (goal < 250), ` +
+      `${live.rssPerIdleStreamKb} KB per idle stream (goal < 20); global timeline ${live.globalTimeline.withStreams} req/s meanwhile, ${live.globalTimeline.quiet} without streams`,
+  );
   if (explain)
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);

@@ -1,12 +1,13 @@
 // A live stream as Server-Sent Events (CONTRACT 12): `event:`, `id:` and one `data:` line of JSON
-// per event, a `: ping` comment every PING_MS so that proxies keep an idle stream open. Events are
-// taken from the stream only as fast as the client reads them; one that falls behind is cut off
-// by the stream's own bound (it resumes with Last-Event-ID), so a slow client costs bounded memory.
-import { once } from "node:events";
-import { PassThrough, type Readable } from "node:stream";
+// per event, a `: ping` comment every PING_MS so that proxies keep an idle stream open. Each event
+// is written to the socket as it comes; a client that does not read what was written (past
+// MAX_BUFFERED bytes) is cut off, and resumes with Last-Event-ID, so a slow client costs bounded
+// memory.
+import type { ServerResponse } from "node:http";
 import type { LiveEvent, LiveStream } from "../domain/live/stream.ts";
 
 const PING_MS = 15_000;
+const MAX_BUFFERED = 1024 * 1024;
 
 export const EVENT_STREAM_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
@@ -17,33 +18,32 @@ export const EVENT_STREAM_HEADERS = {
   connection: "close",
 };
 
-/** `data` is the event's JSON text, as the matching endpoint returns it. */
-export function eventStream(stream: LiveStream, data: (event: LiveEvent) => string): Readable {
-  const out = new PassThrough();
-  const ping = setInterval(() => out.write(": ping\n\n"), PING_MS);
-  ping.unref();
-  out.on("close", () => {
-    clearInterval(ping);
-    stream.end("closed");
-  });
-  // An ended stream ends the answer; a client cut off for being slow is not waited for.
-  const ended = new Promise<void>((resolve) =>
-    stream.onEnd((reason) => {
-      if (reason === "slow") out.destroy();
-      else out.end();
-      resolve();
-    }),
-  );
-  // The headers and a first line go out at once: the client knows it is subscribed.
-  out.write(": subscribed\n\n");
-  (async () => {
-    for await (const event of stream) {
-      if (out.writableEnded || out.destroyed) break;
-      const id = event.event === "delete" ? "" : `id: ${event.id}\n`;
-      if (!out.write(`event: ${event.event}\n${id}data: ${data(event)}\n\n`)) {
-        await Promise.race([once(out, "drain"), ended]);
-      }
-    }
-  })().catch(() => out.destroy());
-  return out;
+/** An event as written: `data` is its JSON text, as its endpoint returns it. */
+export function eventFrame(event: LiveEvent, data: string): Buffer {
+  const id = event.event === "delete" ? "" : `id: ${event.id}\n`;
+  return Buffer.from(`event: ${event.event}\n${id}data: ${data}\n\n`);
+}
+
+// One timer pings every open stream: a timer each would cost every idle stream its memory.
+const open = new Set<ServerResponse>();
+setInterval(() => {
+  for (const response of open) response.write(": ping\n\n");
+}, PING_MS).unref();
+
+/** Writes `stream` to `response`, each event as `frame` has it. */
+export function writeEvents(stream: LiveStream, frame: (event: LiveEvent) => Buffer) {
+  return (response: ServerResponse): void => {
+    open.add(response);
+    response.on("close", () => {
+      open.delete(response);
+      stream.end("closed");
+    });
+    stream.onEnd((reason) => (reason === "slow" ? response.destroy() : response.end()));
+    // A first line at once: the client knows it is subscribed.
+    response.write(": subscribed\n\n");
+    stream.attach((event) => {
+      response.write(frame(event));
+      if (response.writableLength > MAX_BUFFERED) stream.end("slow");
+    });
+  };
 }

@@ -1,4 +1,5 @@
 // Serves the route table on Fastify, at / and under /v0 (CONTRACT 2).
+import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodType } from "zod";
@@ -122,6 +123,7 @@ function handlerOf(services: Services, r: Route) {
         });
       }
       reply.code(answer.status).headers(answer.headers ?? {});
+      if (answer.write) return writeRaw(reply, answer.write);
       return answer.body === undefined ? reply.send() : reply.send(answer.body);
     } catch (err) {
       // Nothing of a refused upload is left once the client has its answer.
@@ -135,6 +137,18 @@ function handlerOf(services: Services, r: Route) {
       return sendError(request, reply, err, r.overrides);
     }
   };
+}
+
+/**
+ * Hands the response to `write` with its head sent (the headers set so far, CORS's too): each
+ * write then goes to the socket as it is, without chunked framing or Fastify's send path.
+ */
+function writeRaw(reply: FastifyReply, write: (response: ServerResponse) => void): void {
+  reply.hijack();
+  const response = reply.raw;
+  response.useChunkedEncodingByDefault = false;
+  response.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders);
+  write(response);
 }
 
 /** The JSON schemas answers are serialised by (fast-json-stringify): undocumented members never leave. */

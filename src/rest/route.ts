@@ -1,4 +1,5 @@
 // The shape of one entry of the REST route table.
+import type { ServerResponse } from "node:http";
 import type { z } from "zod";
 import type { Context } from "../domain/context.ts";
 import type { ReceivedUpload } from "../domain/drive/service.ts";
@@ -27,6 +28,12 @@ export interface RestReply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * Instead of a body: writes the answer's body itself, for as long as it lasts (a live
+   * stream), on the raw response whose head is sent. Without a length, so the connection's end
+   * ends it.
+   */
+  write?: (response: ServerResponse) => void;
 }
 
 /** A documented answer other than an error. */

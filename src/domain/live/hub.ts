@@ -23,6 +23,7 @@ export class LiveHub {
   private readonly listener: Listener;
   // Announcements are handled one after another: each stream gets its events in commit order.
   private handling = Promise.resolve();
+  private readonly pending: string[] = [];
 
   constructor(
     private readonly services: Services,
@@ -64,14 +65,32 @@ export class LiveHub {
 
   private heard(channel: string, payload: string): void {
     if (!this.streams.size) return;
-    this.handling = this.handling
-      .then(() => (channel === LIVE_CHANNEL ? this.announced(payload) : this.accountChanged(payload)))
-      .catch((err) => this.services.log.warn({ err }, "live update not delivered"));
+    this.pending.push(channel === LIVE_CHANNEL ? payload : `a:${payload}`);
+    if (this.pending.length === 1) this.handling = this.handling.then(() => this.handlePending());
   }
 
-  private async announced(payload: string): Promise<void> {
-    const items = payload.slice(2).split(",");
-    switch (payload[0]) {
+  /**
+   * What was heard while the last batch was handled, in one go: one announcement a note, at 50
+   * notes/s, would each wait for the statements of those before it. Runs of the same kind are
+   * merged (notes created one by one are asked of together), in the order heard.
+   */
+  private async handlePending(): Promise<void> {
+    const batch = this.pending.splice(0);
+    const runs: { kind: string; items: string[] }[] = [];
+    for (const payload of batch) {
+      const kind = payload[0];
+      const items = payload.slice(2).split(",");
+      const last = runs.at(-1);
+      if (last?.kind === kind) last.items.push(...items);
+      else runs.push({ kind, items });
+    }
+    for (const { kind, items } of runs) {
+      await this.announced(kind, items).catch((err) => this.services.log.warn({ err }, "live update not delivered"));
+    }
+  }
+
+  private async announced(kind: string, items: string[]): Promise<void> {
+    switch (kind) {
       case "n":
         return this.notesCreated(items.map(BigInt));
       case "d":
@@ -80,6 +99,8 @@ export class LiveHub {
         return this.notificationsCreated(items.map((item) => item.split(".").map(BigInt)));
       case "A":
         return this.announcementsCreated(items.map(BigInt));
+      case "a":
+        for (const item of items) await this.accountChanged(item);
     }
   }
 

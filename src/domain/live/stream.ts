@@ -27,6 +27,7 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
   private wake?: () => void;
   private endedBy?: EndReason;
   private readonly endings: ((reason: EndReason) => void)[] = [];
+  private sink?: (event: LiveEvent) => void;
 
   constructor(
     readonly kind: StreamKind,
@@ -41,6 +42,7 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
 
   push(event: LiveEvent): void {
     if (this.endedBy) return;
+    if (this.sink) return this.sink(event);
     this.queue.push(event);
     if (this.queue.length > MAX_QUEUED) this.end("slow");
     this.wake?.();
@@ -54,6 +56,16 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
     const replayed = new Set(missed.map((e) => `${e.event}:${e.id}`));
     this.queue = [...missed, ...this.queue.filter((e) => e.event === "delete" || !replayed.has(`${e.event}:${e.id}`))];
     this.wake?.();
+  }
+
+  /**
+   * From now on, events go straight to `sink` as they come, those waiting first: for SSE, which
+   * writes each to its socket at once (the async iterator costs a promise per event, and 2,000
+   * streams of one instance may take 100,000 events a second). Not with the iterator.
+   */
+  attach(sink: (event: LiveEvent) => void): void {
+    this.sink = sink;
+    for (const event of this.queue.splice(0)) if (!this.endedBy) sink(event);
   }
 
   end(reason: EndReason): void {

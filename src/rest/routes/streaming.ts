@@ -5,7 +5,7 @@ import type { Context } from "../../domain/context.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
 import { openStream } from "../../domain/live/service.ts";
 import type { LiveEvent, LiveStream, StreamKind } from "../../domain/live/stream.ts";
-import { EVENT_STREAM_HEADERS, eventStream } from "../../http/sse.ts";
+import { EVENT_STREAM_HEADERS, eventFrame, writeEvents } from "../../http/sse.ts";
 import { type Auth, route } from "../route.ts";
 import { fullNoteView } from "../views/note.ts";
 import { notificationsPageView } from "../views/notification.ts";
@@ -18,17 +18,18 @@ const EVENTS = {
 };
 
 /**
- * An event's data, built once for all the streams it goes to: a view depends on the caller only
- * through its own reaction, and a note is announced as it is created, before anyone reacted.
+ * An event as written, built once for all the streams it goes to (as JSON, then as bytes): a
+ * view depends on the caller only through its own reaction, and a note is announced as it is
+ * created, before anyone reacted.
  */
-const built = new WeakMap<LiveEvent, string>();
-function dataOnce(ctx: Context, event: LiveEvent): string {
-  let json = built.get(event);
-  if (json === undefined) {
-    json = JSON.stringify(dataOf(ctx, event));
-    built.set(event, json);
+const built = new WeakMap<LiveEvent, Buffer>();
+function frameOnce(ctx: Context, event: LiveEvent): Buffer {
+  let frame = built.get(event);
+  if (frame === undefined) {
+    frame = eventFrame(event, JSON.stringify(dataOf(ctx, event)));
+    built.set(event, frame);
   }
-  return json;
+  return frame;
 }
 
 /** Each event's data: the note, notification or announcement exactly as its endpoint returns it. */
@@ -76,7 +77,7 @@ function streamRoute(path: string, kind: StreamKind, auth: Auth, errors: ErrorCo
     reply: (stream: LiveStream, ctx) => ({
       status: 200,
       headers: EVENT_STREAM_HEADERS,
-      body: eventStream(stream, (event) => dataOnce(ctx, event)),
+      write: writeEvents(stream, (event) => frameOnce(ctx, event)),
     }),
   });
 }
