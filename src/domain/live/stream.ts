@@ -42,7 +42,10 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
 
   push(event: LiveEvent): void {
     if (this.endedBy) return;
-    if (this.sink) return this.sink(event);
+    if (this.sink) {
+      this.sink(event);
+      return;
+    }
     this.queue.push(event);
     if (this.queue.length > MAX_QUEUED) this.end("slow");
     this.wake?.();
