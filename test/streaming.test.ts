@@ -2,6 +2,7 @@
 // stream is read on A while everything is written through B, so each event crossed instances.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOKEN_LIFETIME_SECONDS, TokenIssuer } from "../src/domain/sessions/tokens.ts";
 import { mailedToken } from "./support/fixtures.ts";
 import { type Instance, startInstance } from "./support/instances.ts";
 import { run } from "./support/process.ts";
@@ -144,6 +145,21 @@ describe("notes reach the streams whose timeline they belong on", () => {
   }, 30_000);
 });
 
+describe("the timeline's rule is asked at delivery", () => {
+  it("an unfollow takes effect on the next event", async () => {
+    const frank = await accountOn(b, "frank");
+    expect((await call(b, "POST", "/accounts/alice/follow", {}, frank.token)).status).toBe(201);
+    const home = await stream("/streaming/home", frank);
+    const followed = await post(alice, { content: "while followed" });
+    expect((await home.event(0)).id).toBe(followed.id);
+    expect((await call(b, "DELETE", "/accounts/alice/follow", undefined, frank.token)).status).toBe(204);
+    const unfollowed = await post(alice, { content: "after the unfollow" });
+    const own = await post(frank, { content: "frank's own" });
+    expect((await home.event(1)).id).toBe(own.id);
+    expect(home.events.map((e) => e.id)).not.toContain(unfollowed.id);
+  }, 30_000);
+});
+
 describe("notifications", () => {
   it("a notification and an announcement reach the recipient's stream as GET /notifications shows them", async () => {
     const carolNotices = await stream("/streaming/notifications", carol);
@@ -176,6 +192,18 @@ describe("a stream ends", () => {
     await expect(Promise.race([home.ended.then(() => "ended"), sleep(5_000)])).resolves.toBe("ended");
     const again = await stream("/streaming/home", dave);
     expect([again.status, again.refusal]).toEqual([403, { error: "YOU_ARE_FROZEN" }]);
+  }, 30_000);
+
+  it("when its token expires", async () => {
+    const tokens = await TokenIssuer.create(env.TOKEN_SIGNING_KEY);
+    // Issued long enough ago that it has two seconds left.
+    const issuedAt = new Date(Date.now() - (TOKEN_LIFETIME_SECONDS.access - 2) * 1000);
+    const { token } = await tokens.sign(BigInt(bob.id), "access", issuedAt);
+    const home = await stream("/streaming/home", { ...bob, token });
+    expect(home.status).toBe(200);
+    await expect(Promise.race([home.ended.then(() => "ended"), sleep(6_000)])).resolves.toBe("ended");
+    const again = await stream("/streaming/home", { ...bob, token });
+    expect([again.status, again.refusal]).toEqual([401, { error: "EXPIRED_TOKEN" }]);
   }, 30_000);
 
   it("past 20 streams of one account, the next is refused 429", async () => {
