@@ -57,7 +57,11 @@ export async function closeServices(services: Services): Promise<void> {
   services.mailer.close();
   await services.callers.close();
   await services.workerLease?.release().catch((err) => services.log.warn({ err }, "worker id lease not given back"));
-  await services.replicas?.close();
+  if (services.replicas) {
+    const { primary, replica } = services.replicas.counts;
+    services.log.info({ primary, replica }, "reads that may lag: where they went");
+    await services.replicas.close();
+  }
   services.redis?.disconnect();
   await services.db.$disconnect();
 }
