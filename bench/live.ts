@@ -99,18 +99,15 @@ export async function benchLive(
     return requests;
   };
 
-  // Memory per idle stream, on a server of its own that has done nothing else (garbage another
-  // run left behind would be collected meanwhile and hide the streams' share): its RSS idle,
-  // then with the streams open, each read after a rest.
-  const rest = () => new Promise((resolve) => setTimeout(resolve, 5_000));
-  const fresh = await freshServer();
-  await rest();
-  const rssBefore = fresh.rssMb();
-  const idleStreams = await openAll(fresh.url);
-  await rest();
-  const rssPerIdleStreamKb = Math.round(((fresh.rssMb() - rssBefore) * 1024) / idleStreams.length);
+  // Memory per idle stream: two servers of their own, started alike, one with the streams open
+  // and one without, both read after a rest. (On one server read before and after, the garbage
+  // of what it did before was collected in between and hid the streams' share.)
+  const [holding, empty] = await Promise.all([freshServer(), freshServer()]);
+  const idleStreams = await openAll(holding.url);
+  await new Promise((resolve) => setTimeout(resolve, 8_000));
+  const rssPerIdleStreamKb = Math.round(((holding.rssMb() - empty.rssMb()) * 1024) / idleStreams.length);
   for (const request of idleStreams) request.destroy();
-  await fresh.stop();
+  await Promise.all([holding.stop(), empty.stop()]);
 
   const requests = await openAll(serverUrl);
   await new Promise((resolve) => setTimeout(resolve, 2_000));

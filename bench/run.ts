@@ -223,8 +223,9 @@ try {
   await probe.close();
   // Last: it adds a crowd of accounts, a viral note and a star author to the database.
   const hostile = await benchHostile(services, server.url, seeded, token);
+  let freshServers = 0;
   const live = await benchLive(services, server.url, token, async () => {
-    const fresh = await startBenchServer({ databaseUrl: server.databaseUrl, name: "livebencher" });
+    const fresh = await startBenchServer({ databaseUrl: server.databaseUrl, name: `livebencher${++freshServers}` });
     return { url: fresh.url, rssMb: () => serverRssKb(fresh.pid) / 1024, stop: () => fresh.stop() };
   });
 
