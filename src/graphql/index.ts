@@ -9,6 +9,7 @@ import "./social.ts";
 import "./notification.ts";
 import "./timeline.ts";
 import "./list.ts";
+import "./subscription.ts";
 import { openEnums } from "./open-enum.ts";
 
 export const schema = openEnums(builder.toSchema({ sortSchema: true }));

@@ -1,16 +1,26 @@
 // Serves GraphQL at /graphql (graphql-yoga, with GraphiQL in a browser), as rest/mount.ts serves
 // the route table: bounded before it runs, credentials failing as HTTP 401, CSRF prevention,
-// uploads streamed, Idempotency-Key on mutations.
+// uploads streamed, Idempotency-Key on mutations; subscriptions over SSE (yoga's) and over
+// WebSocket (graphql-ws) on the same path.
 
 import { Readable } from "node:stream";
 import { useGraphQlJit } from "@envelop/graphql-jit";
+import websocket from "@fastify/websocket";
 import { useCSRFPrevention } from "@graphql-yoga/plugin-csrf-prevention";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { GraphQLError } from "graphql";
+import {
+  type ExecutionArgs,
+  GraphQLError,
+  getOperationAST,
+  type execute as graphqlExecute,
+  type subscribe as graphqlSubscribe,
+} from "graphql";
 import { processRequest } from "graphql-upload-minimal";
-import { createYoga, maskError } from "graphql-yoga";
+import { makeHandler } from "graphql-ws/use/@fastify/websocket";
+import { createYoga, maskError, type YogaServerInstance } from "graphql-yoga";
 import type { Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE } from "../domain/drive/service.ts";
+import { DomainError } from "../domain/errors.ts";
 import { authenticate } from "../domain/sessions/caller.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import { JSON_BODY_LIMIT } from "../http/limits.ts";
@@ -41,7 +51,14 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       // Each query document is compiled to JavaScript once and kept while yoga's parse cache
       // keeps the document: a home page of 20 notes cost ~0.6 ms more server CPU through the
       // generic executor than its REST view; compiled, about the same.
-      useGraphQlJit(),
+      // Not subscriptions: graphql-jit hands a subscription field's `subscribe` no arguments.
+      useGraphQlJit(
+        {},
+        {
+          enableIf: (args: ExecutionArgs) =>
+            getOperationAST(args.document, args.operationName)?.operation !== "subscription",
+        },
+      ),
       useReadReplicas(),
     ],
     graphqlEndpoint: "/graphql",
@@ -61,9 +78,14 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       maskError: (error, message, isDev) => {
         const cause = error instanceof GraphQLError ? error.originalError : error;
         const answer = answerFor(cause);
+        const path = error instanceof GraphQLError ? error.path : undefined;
+        // A refused subscription (fields answer DomainErrors as results; a stream cannot).
+        if (cause instanceof DomainError && answer.status !== 401) {
+          return new GraphQLError(answer.code, { path, extensions: { code: answer.code } });
+        }
         if (answer.status !== 503 && answer.status !== 401) return maskError(error, message, isDev);
         return new GraphQLError(answer.code, {
-          path: error instanceof GraphQLError ? error.path : undefined,
+          path,
           extensions: { code: answer.code, http: { status: answer.status, headers: answer.headers } },
         });
       },
@@ -100,6 +122,8 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       );
     }
   });
+  // WebSocket clients are closed at shutdown (the plugin's own preClose) so none holds it.
+  await app.register(websocket);
   // In its own context: multipart bodies here are GraphQL uploads, read as streams by
   // graphql-upload-minimal rather than by a content-type parser.
   await app.register(async (scope) => {
@@ -116,112 +140,163 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       parseJson(request, text, (err, parsed) => done(null, err ? text : parsed));
     });
     scope.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => done(null, body));
-    scope.route({
-      url: "/graphql",
-      method: ["GET", "POST"],
-      handler: async (request, reply) => {
-        const multipart = request.headers["content-type"]?.startsWith("multipart/form-data") ?? false;
-        // A multipart body is read here, before yoga's CSRF check sees it: checked first, so a
-        // form posted from another site is refused before a byte of its file is read.
-        if (multipart && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined)) {
-          return reply.code(403).send(CSRF_REFUSAL);
-        }
-        if (multipart) {
-          try {
-            request.body = await processRequest(request.raw, reply.raw, {
-              maxFileSize: MAX_FILE_SIZE + 1,
-              maxFiles: 1,
-              maxFieldSize: JSON_BODY_LIMIT,
-            });
-          } catch {
-            return reply.code(400).send({ error: "INVALID_REQUEST" });
-          }
-        }
-        // Idempotency-Key on a GraphQL request: its JSON body is the fingerprint; an upload's
-        // files are received first, so their SHA-256 stands in it (an account's uploads only:
-        // nobody else may make the server read 100 MB).
-        let idempotent: Idempotency | undefined;
-        let uploads: ReceivedOperation | undefined;
-        if (request.method === "POST" && request.headers["idempotency-key"] !== undefined) {
-          try {
-            const caller = await authenticate(services, request.headers.authorization, request.ip);
-            if (!multipart || caller.account) {
-              uploads = multipart ? await receiveUploads(services, request.body) : undefined;
-              if (uploads) request.body = uploads.body;
-              idempotent = await beginIdempotent(services, caller, request, uploads?.fingerprint ?? request.body);
-            }
-          } catch (err) {
-            await uploads?.discard();
-            return sendError(request, reply, err);
-          }
-          if (idempotent && "replay" in idempotent) {
-            await uploads?.discard();
-            return replay(reply, idempotent.replay);
-          }
-        }
-        if (!multipart && request.method === "POST" && isEmpty(request.body)) {
-          // whatwg-node (under yoga) takes a parsed body only when it has keys, and otherwise
-          // reads the request's stream, which Fastify has already read: `{}`, `[]`, `null` or no
-          // body at all would wait forever. As a stream of their text, yoga answers them as any
-          // other body it cannot run (400, or 415 for a type it does not take).
-          const text = typeof request.body === "string" ? request.body : (JSON.stringify(request.body) ?? "");
-          request.body = Readable.from([text]);
-        }
-        let response: Response;
-        let body: Buffer;
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const multipart = request.headers["content-type"]?.startsWith("multipart/form-data") ?? false;
+      // A multipart body is read here, before yoga's CSRF check sees it: checked first, so a
+      // form posted from another site is refused before a byte of its file is read.
+      if (multipart && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined)) {
+        return reply.code(403).send(CSRF_REFUSAL);
+      }
+      if (multipart) {
         try {
-          response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
-          // Whole, not streamed: one write with a Content-Length rather than a chunked stream
-          // (no @defer or subscriptions are served).
-          body = Buffer.from(await response.arrayBuffer());
+          request.body = await processRequest(request.raw, reply.raw, {
+            maxFileSize: MAX_FILE_SIZE + 1,
+            maxFiles: 1,
+            maxFieldSize: JSON_BODY_LIMIT,
+          });
+        } catch {
+          return reply.code(400).send({ error: "INVALID_REQUEST" });
+        }
+      }
+      // Idempotency-Key on a GraphQL request: its JSON body is the fingerprint; an upload's
+      // files are received first, so their SHA-256 stands in it (an account's uploads only:
+      // nobody else may make the server read 100 MB).
+      let idempotent: Idempotency | undefined;
+      let uploads: ReceivedOperation | undefined;
+      if (request.method === "POST" && request.headers["idempotency-key"] !== undefined) {
+        try {
+          const caller = await authenticate(services, request.headers.authorization, request.ip);
+          if (!multipart || caller.account) {
+            uploads = multipart ? await receiveUploads(services, request.body) : undefined;
+            if (uploads) request.body = uploads.body;
+            idempotent = await beginIdempotent(services, caller, request, uploads?.fingerprint ?? request.body);
+          }
         } catch (err) {
-          if (idempotent && "record" in idempotent) await idempotent.abandon();
-          throw err;
-        } finally {
           await uploads?.discard();
+          return sendError(request, reply, err);
         }
-        const headers: Record<string, string> = {};
-        response.headers.forEach((value, key) => {
-          if (key !== "content-length") headers[key] = value;
-        });
-        // A request error (it failed to parse, validate or keep within the bounds, so nothing ran
-        // and there is no `data`) is 400 for every client, as GraphQL over HTTP has it for
-        // application/graphql-response+json; yoga would answer application/json clients 200.
-        let status = response.status;
-        if (
-          status === 200 &&
-          body.subarray(0, 10).toString() === '{"errors":' &&
-          !("data" in JSON.parse(body.toString()))
-        ) {
-          status = 400;
+        if (idempotent && "replay" in idempotent) {
+          await uploads?.discard();
+          return replay(reply, idempotent.replay);
         }
-        // Yoga's CSRF refusal (its only 403) carries no code: the same answer as ours above.
-        if (status === 403 && !body.includes('"code"')) {
-          headers["content-type"] = "application/json; charset=utf-8";
-          body = Buffer.from(JSON.stringify(CSRF_REFUSAL));
+      }
+      if (!multipart && request.method === "POST" && isEmpty(request.body)) {
+        // whatwg-node (under yoga) takes a parsed body only when it has keys, and otherwise
+        // reads the request's stream, which Fastify has already read: `{}`, `[]`, `null` or no
+        // body at all would wait forever. As a stream of their text, yoga answers them as any
+        // other body it cannot run (400, or 415 for a type it does not take).
+        const text = typeof request.body === "string" ? request.body : (JSON.stringify(request.body) ?? "");
+        request.body = Readable.from([text]);
+      }
+      let response: Response;
+      let body: Buffer;
+      try {
+        response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+        // A subscription over SSE is passed on as it comes, its connection closed with it (an
+        // idle keep-alive socket would hold a shutdown back).
+        if (response.body && response.headers.get("content-type")?.startsWith("text/event-stream")) {
+          const streamed: Record<string, string> = {};
+          response.headers.forEach((value, key) => {
+            streamed[key] = value;
+          });
+          Object.assign(streamed, { connection: "close", "x-accel-buffering": "no" });
+          return reply
+            .status(response.status)
+            .headers(streamed)
+            .send(Readable.from(response.body as unknown as AsyncIterable<Uint8Array>));
         }
-        // Yoga says an unsupported content type with an empty 415; clients get errors[] instead.
-        if (status === 415 && body.length === 0) {
-          headers["content-type"] = "application/json; charset=utf-8";
-          body = Buffer.from(
-            JSON.stringify({
-              errors: [
-                {
-                  message: "Unsupported Media Type: send application/json or multipart/form-data",
-                  extensions: { code: "UNSUPPORTED_MEDIA_TYPE" },
-                },
-              ],
-            }),
-          );
-        }
-        if (idempotent && "record" in idempotent) {
-          await idempotent.record({ status, headers, body: body.toString() });
-        }
-        return reply.status(status).headers(headers).send(body);
-      },
-    });
+        // Anything else whole: one write with a Content-Length rather than a chunked stream.
+        body = Buffer.from(await response.arrayBuffer());
+      } catch (err) {
+        if (idempotent && "record" in idempotent) await idempotent.abandon();
+        throw err;
+      } finally {
+        await uploads?.discard();
+      }
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, key) => {
+        if (key !== "content-length") headers[key] = value;
+      });
+      // A request error (it failed to parse, validate or keep within the bounds, so nothing ran
+      // and there is no `data`) is 400 for every client, as GraphQL over HTTP has it for
+      // application/graphql-response+json; yoga would answer application/json clients 200.
+      let status = response.status;
+      if (
+        status === 200 &&
+        body.subarray(0, 10).toString() === '{"errors":' &&
+        !("data" in JSON.parse(body.toString()))
+      ) {
+        status = 400;
+      }
+      // Yoga's CSRF refusal (its only 403) carries no code: the same answer as ours above.
+      if (status === 403 && !body.includes('"code"')) {
+        headers["content-type"] = "application/json; charset=utf-8";
+        body = Buffer.from(JSON.stringify(CSRF_REFUSAL));
+      }
+      // Yoga says an unsupported content type with an empty 415; clients get errors[] instead.
+      if (status === 415 && body.length === 0) {
+        headers["content-type"] = "application/json; charset=utf-8";
+        body = Buffer.from(
+          JSON.stringify({
+            errors: [
+              {
+                message: "Unsupported Media Type: send application/json or multipart/form-data",
+                extensions: { code: "UNSUPPORTED_MEDIA_TYPE" },
+              },
+            ],
+          }),
+        );
+      }
+      if (idempotent && "record" in idempotent) {
+        await idempotent.record({ status, headers, body: body.toString() });
+      }
+      return reply.status(status).headers(headers).send(body);
+    };
+    scope.post("/graphql", handler);
+    // A WebSocket upgrade on the same path speaks graphql-transport-ws.
+    scope.route({ method: "GET", url: "/graphql", handler, wsHandler: webSocketHandler(yoga) });
   });
 }
+
+/**
+ * GraphQL over WebSocket (graphql-ws's graphql-transport-ws, as graphql-ws's envelop recipe has
+ * it): each operation runs through yoga's own envelop, so the same plugins bound it; the
+ * credentials come in connection_init's payload, `{"authorization": "Bearer <token>"}`, as a
+ * browser's WebSocket cannot send headers.
+ */
+function webSocketHandler(yoga: YogaServerInstance<{ req: FastifyRequest; reply: FastifyReply }, object>) {
+  return makeHandler<{ authorization?: unknown }>({
+    execute: (args) => (args.rootValue as Enveloped).execute(args),
+    subscribe: (args) => (args.rootValue as Enveloped).subscribe(args),
+    onSubscribe: async (ctx, _id, payload) => {
+      const authorization = ctx.connectionParams?.authorization;
+      const req = {
+        headers: { authorization: typeof authorization === "string" ? authorization : undefined },
+        ip: ctx.extra.request.ip,
+      } as FastifyRequest;
+      const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+        req,
+        reply: undefined as unknown as FastifyReply,
+        params: payload,
+      });
+      const args = {
+        schema,
+        operationName: payload.operationName,
+        document: parse(payload.query),
+        variableValues: payload.variables,
+        contextValue: await contextFactory(),
+        rootValue: { execute, subscribe },
+      };
+      const errors = validate(args.schema, args.document);
+      return errors.length ? errors : args;
+    },
+  });
+}
+
+type Enveloped = {
+  execute: (args: ExecutionArgs) => ReturnType<typeof graphqlExecute>;
+  subscribe: (args: ExecutionArgs) => ReturnType<typeof graphqlSubscribe>;
+};
 
 /** A parsed body that whatwg-node would not take as one (no own keys). */
 function isEmpty(body: unknown): boolean {

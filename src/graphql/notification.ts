@@ -26,7 +26,8 @@ const Actor = builder.unionType("Actor", {
   resolveType: (actor) => ("system" in actor ? SystemActor : AccountActor),
 });
 
-const Notification = builder.objectRef<NotificationRow>("Notification").implement({
+export const NotificationRef = builder.objectRef<NotificationRow>("Notification");
+NotificationRef.implement({
   fields: (t) => ({
     id: t.id({ resolve: (n) => n.id.toString() }),
     type: t.field({ type: NotificationTypeEnum, resolve: (n) => n.type }),
@@ -41,7 +42,7 @@ const Notification = builder.objectRef<NotificationRow>("Notification").implemen
 
 const NotificationConnection = connectionType(
   "Notification",
-  Notification,
+  NotificationRef,
   "A page of notifications, newest first. Pass `pageInfo.endCursor` as `after` for the next one.",
 );
 
