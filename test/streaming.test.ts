@@ -206,6 +206,14 @@ describe("a stream ends", () => {
     expect([again.status, again.refusal]).toEqual([401, { error: "EXPIRED_TOKEN" }]);
   }, 30_000);
 
+  it("when its account logs out everywhere through another instance", async () => {
+    const gus = await accountOn(b, "gus");
+    const home = await stream("/streaming/home", gus);
+    expect(home.status).toBe(200);
+    expect((await call(b, "DELETE", "/sessions", undefined, gus.token)).status).toBe(204);
+    await expect(Promise.race([home.ended.then(() => "ended"), sleep(5_000)])).resolves.toBe("ended");
+  }, 30_000);
+
   it("past 20 streams of one account, the next is refused 429", async () => {
     const erin = await accountOn(b, "erin");
     const twenty = await Promise.all(Array.from({ length: 20 }, () => stream("/streaming/global", erin)));

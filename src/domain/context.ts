@@ -45,7 +45,8 @@ export interface Caller {
   /** Set when credentials were sent but are unusable; thrown by whatever reads the caller. */
   error?: DomainError;
   ip?: string;
-  /** When the credentials expire: a live stream ends then (CONTRACT 12). */
+  /** When the credentials were issued, and expire: a live stream ends then, or once revoked. */
+  issuedAt?: Date;
   expiresAt?: Date;
 }
 

@@ -1,6 +1,6 @@
-// Login and refresh.
+// Login, refresh, and logging out (one session, or all of them).
 import * as sessions from "../domain/sessions/service.ts";
-import { builder } from "./builder.ts";
+import { builder, done } from "./builder.ts";
 
 const Session = builder.objectRef<sessions.LoginResult>("Session").implement({
   fields: (t) => ({
@@ -32,5 +32,18 @@ builder.mutationFields((t) => ({
     errors: {},
     args: { refreshToken: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => sessions.refresh(ctx, args.refreshToken),
+  }),
+  logout: t.field({
+    type: "Boolean",
+    description: "Ends the session of this refresh token.",
+    errors: {},
+    args: { refreshToken: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => done(sessions.logout(ctx, args.refreshToken)),
+  }),
+  revokeSessions: t.field({
+    type: "Boolean",
+    description: "Logs out everywhere: every session of the caller, and every token issued until now.",
+    errors: {},
+    resolve: (_root, _args, ctx) => done(sessions.revokeAllSessions(ctx)),
   }),
 }));

@@ -179,13 +179,19 @@ export class LiveHub {
     }
   }
 
-  /** A frozen or deleted account's streams end at once. */
+  /** A frozen or deleted account's streams end at once, and those whose tokens were revoked. */
   private async accountChanged(payload: string): Promise<void> {
     if (!/^[0-9]{1,20}$/.test(payload)) return;
     const id = BigInt(payload);
     const streams = [...this.streams].filter((s) => s.viewer?.id === id);
     if (!streams.length) return;
-    const account = await this.services.db.account.findUnique({ where: { id }, select: { frozen: true } });
-    if (!account || account.frozen) for (const s of streams) s.end("frozen");
+    const account = await this.services.db.account.findUnique({
+      where: { id },
+      select: { frozen: true, tokensValidFrom: true },
+    });
+    for (const s of streams) {
+      if (!account || account.frozen) s.end("frozen");
+      else if (account.tokensValidFrom && s.issuedAt && s.issuedAt < account.tokensValidFrom) s.end("revoked");
+    }
   }
 }

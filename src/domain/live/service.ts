@@ -26,7 +26,7 @@ export async function openStream(ctx: Context, kind: StreamKind, options: Stream
     if (after === undefined) throw new DomainError("INVALID_REQUEST");
   }
   if (!ctx.live) throw new DomainError("SERVICE_UNAVAILABLE");
-  const stream = new LiveStream(kind, viewer, ctx.caller.ip, list?.id);
+  const stream = new LiveStream(kind, viewer, ctx.caller.ip, list?.id, ctx.caller.issuedAt);
   // Heard from now on, before the replay is read: a note committed meanwhile is in one or both,
   // and replay() keeps it once.
   ctx.live.add(stream);

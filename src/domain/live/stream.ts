@@ -17,7 +17,7 @@ export type LiveEvent =
   | { event: "announcement"; id: bigint; announcement: AnnouncementView };
 
 /** Why a stream ended: the client may reconnect (with Last-Event-ID) after any of them. */
-export type EndReason = "closed" | "expired" | "frozen" | "slow" | "shutdown" | "missed";
+export type EndReason = "closed" | "expired" | "revoked" | "frozen" | "slow" | "shutdown" | "missed";
 
 /** Events waiting for a client past which it is cut off. */
 export const MAX_QUEUED = 1_000;
@@ -34,6 +34,8 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
     readonly viewer: CallerAccount | undefined,
     readonly ip: string | undefined,
     readonly listId?: bigint,
+    /** When its credentials were issued: it ends when its account's tokens are revoked after. */
+    readonly issuedAt?: Date,
   ) {}
 
   get ended(): EndReason | undefined {

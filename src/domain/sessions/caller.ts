@@ -13,7 +13,12 @@ export async function authenticate(services: Services, header: string | undefine
     const claims = await services.tokens.verify(match[1], "access", true);
     const account = await services.callers.get(claims.accountId);
     if (!account) throw new DomainError("INVALID_TOKEN", { credentials: true });
-    return { account, ip, expiresAt: claims.expiresAt };
+    // Revoked with every token issued before (DELETE /sessions, a passphrase change): each
+    // instance's cache of the account hears of the change through PostgreSQL, so no lookup here.
+    if (account.tokensValidFrom && claims.issuedAt < account.tokensValidFrom) {
+      throw new DomainError("INVALID_TOKEN", { credentials: true });
+    }
+    return { account, ip, issuedAt: claims.issuedAt, expiresAt: claims.expiresAt };
   } catch (err) {
     if (err instanceof DomainError) return { error: err, ip };
     throw err;

@@ -5,6 +5,7 @@ import { spendPassphraseCheck, verifyPassphrase } from "../accounts/passphrase.t
 import { codePoints, keyOf, LIMITS, localNameOf } from "../accounts/rules.ts";
 import type { Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { requireAccount } from "./caller.ts";
 import { secondsSinceServiceEpoch } from "./tokens.ts";
 
 export interface LoginInput {
@@ -71,7 +72,29 @@ export async function refresh(ctx: Context, refreshToken: string): Promise<{ aut
   return { authorizationToken: access.token };
 }
 
-/** Revokes every refresh token of the account issued before now (a passphrase change). */
-export async function revokeSessions(db: Pick<Db, "session">, accountId: bigint): Promise<void> {
-  await db.session.updateMany({ where: { accountId, revokedAt: null }, data: { revokedAt: new Date() } });
+/**
+ * Revokes every refresh token of the account, and every authorization token issued before now
+ * (DELETE /sessions, a passphrase change): on every instance at once, as the account's change is
+ * announced to each one's caller cache.
+ */
+export async function revokeSessions(db: Pick<Db, "session" | "account">, accountId: bigint): Promise<void> {
+  const now = new Date();
+  await db.session.updateMany({ where: { accountId, revokedAt: null }, data: { revokedAt: now } });
+  await db.account.update({ where: { id: accountId }, data: { tokensValidFrom: now } });
+}
+
+/** DELETE /sessions: every session of the caller ends, this request's token included. */
+export async function revokeAllSessions(ctx: Context): Promise<void> {
+  const caller = requireAccount(ctx);
+  await ctx.db.$transaction((tx) => revokeSessions(tx, caller.id));
+}
+
+/** POST /logout: the session of this refresh token ends (its authorization tokens run out). */
+export async function logout(ctx: Context, refreshToken: string): Promise<void> {
+  const claims = await ctx.tokens.verify(refreshToken, "refresh", false);
+  const { count } = await ctx.db.session.updateMany({
+    where: { id: claims.jti, accountId: claims.accountId, revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
+  if (count === 0) throw new DomainError("INVALID_TOKEN");
 }

@@ -64,7 +64,9 @@ export class TokenIssuer {
     const jti = randomUUID();
     const issuedAt = Math.floor(now.getTime() / 1000);
     const expiresAt = new Date((issuedAt + TOKEN_LIFETIME_SECONDS[type]) * 1000);
-    const token = await new SignJWT({ typ: type })
+    // `iat` is in seconds; `ims`, the same moment in milliseconds, tells a token issued just
+    // after its account's tokens were revoked from one issued just before (tokensValidFrom).
+    const token = await new SignJWT({ typ: type, ims: now.getTime() })
       .setProtectedHeader({ alg: "EdDSA", typ: "JWT" })
       .setSubject(accountId.toString())
       .setJti(jti)
@@ -94,7 +96,7 @@ export class TokenIssuer {
       const claims = {
         accountId: BigInt(payload.sub),
         jti: payload.jti,
-        issuedAt: new Date(payload.iat * 1000),
+        issuedAt: new Date(typeof payload.ims === "number" ? payload.ims : payload.iat * 1000),
         expiresAt: new Date(payload.exp * 1000),
       };
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();

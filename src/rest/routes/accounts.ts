@@ -208,4 +208,28 @@ export const accountRoutes = [
     run: (ctx, { body }) => sessions.refresh(ctx, body.refresh_token),
     reply: (result) => ({ status: 200, body: { authorization_token: result.authorizationToken } }),
   }),
+  route({
+    method: "POST",
+    path: "/logout",
+    summary: "End the session of a refresh token (CONTRACT 13)",
+    tag: "sessions",
+    auth: "none",
+    body: z.object({ refresh_token: z.string() }),
+    success: { status: 204, description: "the refresh token is revoked" },
+    errors: ["INVALID_TOKEN", "EXPIRED_TOKEN"],
+    run: (ctx, { body }) => sessions.logout(ctx, body.refresh_token),
+    reply: () => ({ status: 204 }),
+  }),
+  route({
+    method: "DELETE",
+    path: "/sessions",
+    summary:
+      "Log out everywhere: every refresh token of the caller, and every authorization token issued until now (CONTRACT 13)",
+    tag: "sessions",
+    auth: "required",
+    success: { status: 204, description: "every session ended, on every instance" },
+    errors: [],
+    run: (ctx) => sessions.revokeAllSessions(ctx),
+    reply: () => ({ status: 204 }),
+  }),
 ];
