@@ -23,6 +23,27 @@ builder.queryFields((t) => ({
     resolve: (_root, args, ctx) =>
       page(args, social.FOLLOW_REQUESTS_PAGE, (after, limit) => social.listFollowRequests(ctx, after, limit)),
   }),
+  ...Object.fromEntries(
+    (["followers", "following"] as const).map((side) => [
+      side,
+      t.field({
+        type: AccountConnection,
+        errors: { directResult: true },
+        complexity: pageComplexity(social.FOLLOWS_PAGE),
+        description:
+          side === "followers"
+            ? "An account's followers, newest follow first (a locked account's: for itself and its followers)."
+            : "The accounts an account follows, newest follow first (a locked account's: for itself and its followers).",
+        args: {
+          name: t.arg.string({ required: true }),
+          first: t.arg.int({ description: firstDescription(social.FOLLOWS_PAGE) }),
+          after: t.arg.string({ description: AFTER_DESCRIPTION }),
+        },
+        resolve: (_root, args, ctx) =>
+          page(args, social.FOLLOWS_PAGE, (after, limit) => social.followsOf(ctx, args.name, side, after, limit)),
+      }),
+    ]),
+  ),
 }));
 
 builder.mutationFields((t) => {

@@ -6,7 +6,7 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { notify } from "../notifications/notify.ts";
 import { parseBeforeId, timelinePage } from "../paging.ts";
-import { requireAccount } from "../sessions/caller.ts";
+import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 
 type Tx = Prisma.TransactionClient;
@@ -109,6 +109,60 @@ export async function listFollowRequests(
     before,
     requests.map((r) => r.requester),
   );
+}
+
+/** Accounts a page of followers or followings holds (CONTRACT 13). */
+export const FOLLOWS_PAGE = 40;
+
+/**
+ * An account's followers (`followers`) or the accounts it follows (`following`), newest follow
+ * first, FOLLOWS_PAGE a page; `beforeId` is the last account of the page before, with the
+ * timelines' paging rules. A locked account's lists are for itself and its followers.
+ */
+export async function followsOf(
+  ctx: Context,
+  nameOrId: string,
+  side: "followers" | "following",
+  beforeId?: string,
+  /** At most FOLLOWS_PAGE + 1 (GraphQL asks one more to know if there is a next page). */
+  limit = FOLLOWS_PAGE,
+): Promise<PublicAccount[]> {
+  const viewer = optionalAccount(ctx);
+  const account = await findPublicAccount(ctx, nameOrId);
+  const before = parseBeforeId(beforeId);
+  if (account.locked && viewer?.id !== account.id && !(viewer && (await isFollowing(ctx, viewer.id, account.id)))) {
+    throw new DomainError("NO_PERMISSION");
+  }
+  // This account's side of a follow, and the other one's.
+  const [own, other] =
+    side === "followers" ? (["followeeId", "followerId"] as const) : (["followerId", "followeeId"] as const);
+  let older: Prisma.FollowWhereInput = {};
+  if (before !== undefined) {
+    const cursor = await ctx.db.follow.findUnique({
+      where: {
+        followerId_followeeId:
+          side === "followers"
+            ? { followerId: before, followeeId: account.id }
+            : { followerId: account.id, followeeId: before },
+      },
+    });
+    if (!cursor) throw new DomainError("NOTHING_LEFT");
+    older = { OR: [{ createdAt: { lt: cursor.createdAt } }, { createdAt: cursor.createdAt, [other]: { lt: before } }] };
+  }
+  const follows = await ctx.db.follow.findMany({
+    where: { [own]: account.id, ...older },
+    orderBy: [{ createdAt: "desc" }, { [other]: "desc" }],
+    take: Math.min(limit, FOLLOWS_PAGE + 1),
+    include: { follower: { select: PUBLIC_ACCOUNT_SELECT }, followee: { select: PUBLIC_ACCOUNT_SELECT } },
+  });
+  return timelinePage(
+    before,
+    follows.map((f) => (side === "followers" ? f.follower : f.followee)),
+  );
+}
+
+async function isFollowing(ctx: Context, followerId: bigint, followeeId: bigint): Promise<boolean> {
+  return (await ctx.db.follow.count({ where: { followerId, followeeId } })) > 0;
 }
 
 export async function answerFollowRequest(ctx: Context, nameOrId: string, accept: boolean): Promise<void> {

@@ -68,6 +68,28 @@ export const socialRoutes = [
     run: (ctx, { params }) => social.unfollow(ctx, params.account_name),
     reply: () => ({ status: 204 }),
   }),
+  ...(["followers", "following"] as const).map((side) =>
+    route({
+      method: "GET",
+      path: `/accounts/:account_name/${side}`,
+      summary:
+        side === "followers"
+          ? `An account's followers, newest follow first, ${social.FOLLOWS_PAGE} a page (CONTRACT 13)`
+          : `The accounts an account follows, newest follow first, ${social.FOLLOWS_PAGE} a page (CONTRACT 13)`,
+      tag: "social",
+      auth: "public",
+      params: z.object({ account_name: z.string() }),
+      query: z.object({ before_id: querySnowflake.optional() }),
+      success: {
+        status: 200,
+        description: `at most ${social.FOLLOWS_PAGE} accounts; a locked account's only for itself and its followers`,
+        schema: z.array(AccountSummaryShape).max(social.FOLLOWS_PAGE),
+      },
+      errors: ["ACCOUNT_NOT_FOUND", "NO_PERMISSION", "NOTHING_LEFT"],
+      run: (ctx, { params, query }) => social.followsOf(ctx, params.account_name, side, query.before_id),
+      reply: (accounts, ctx) => ({ status: 200, body: accounts.map((a) => accountSummaryView(ctx, a)) }),
+    }),
+  ),
   route({
     method: "GET",
     path: "/follow_requests",
