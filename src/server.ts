@@ -54,6 +54,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   app.addHook("onRequest", async (request, reply) => {
     // A live stream is open for as long as its client listens: bounded by streams per account.
     if (request.url.includes("/streaming/")) return;
+    // So is a WebSocket (GraphQL subscriptions), and Fastify never answers it: counted, it would
+    // never leave the count.
+    if (request.headers.upgrade?.toLowerCase() === "websocket") return;
     inFlight += 1;
     (request as { counted?: boolean }).counted = true;
     if (inFlight > services.config.maxInFlight) {
@@ -81,14 +84,20 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     socket.once("close", () => unused.delete(socket));
   });
   app.server.on("request", (request: IncomingMessage) => unused.delete(request.socket));
+  // A WebSocket's upgrade request is no "request" event; it is closed at shutdown by its own
+  // protocol (graphql/mount.ts), not cut.
+  app.server.on("upgrade", (request: IncomingMessage) => unused.delete(request.socket));
   app.addHook("preClose", async () => {
     closing = true;
     // Live streams end now: their clients reconnect elsewhere with Last-Event-ID.
     services.live?.endAll("shutdown");
     for (const socket of unused) socket.destroy();
   });
-  app.addHook("onSend", async (_request, reply) => {
+  app.addHook("onSend", async (request, reply) => {
     if (closing) reply.header("connection", "close");
+    // An answer that is a stream of events (a GraphQL subscription over SSE) is no longer work in
+    // flight: it stays open while its client listens, bounded by streams per account.
+    if (String(reply.getHeader("content-type") ?? "").startsWith("text/event-stream")) await release(request);
   });
 
   const methods = new MethodIndex();

@@ -1,7 +1,7 @@
 // Serves GraphQL at /graphql (graphql-yoga, with GraphiQL in a browser), as rest/mount.ts serves
 // the route table: bounded before it runs, credentials failing as HTTP 401, CSRF prevention,
-// uploads streamed, Idempotency-Key on mutations; subscriptions over SSE (yoga's) and over
-// WebSocket (graphql-ws) on the same path.
+// uploads streamed, Idempotency-Key on mutations; subscriptions over SSE (yoga's, an EventSource's
+// GET included) and over WebSocket (graphql-ws) on the same path.
 
 import { Readable } from "node:stream";
 import { useGraphQlJit } from "@envelop/graphql-jit";
@@ -10,6 +10,8 @@ import { useCSRFPrevention } from "@graphql-yoga/plugin-csrf-prevention";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
   type ExecutionArgs,
+  type ExecutionResult,
+  type FormattedExecutionResult,
   GraphQLError,
   getOperationAST,
   type execute as graphqlExecute,
@@ -17,7 +19,7 @@ import {
 } from "graphql";
 import { processRequest } from "graphql-upload-minimal";
 import { makeHandler } from "graphql-ws/use/@fastify/websocket";
-import { createYoga, maskError, type YogaServerInstance } from "graphql-yoga";
+import { createYoga, maskError, type Plugin as YogaPlugin, type YogaServerInstance } from "graphql-yoga";
 import type { Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -30,6 +32,7 @@ import { DocumentCache, noErrorCache } from "./document-cache.ts";
 import { schema } from "./index.ts";
 import { type ReceivedOperation, receiveUploads } from "./received-uploads.ts";
 import { useReadReplicas } from "./replicas.ts";
+import { useContextPerEvent } from "./subscription.ts";
 
 /**
  * Headers a browser sends only after a CORS preflight, so a request carrying one cannot come
@@ -47,7 +50,7 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
     schema,
     plugins: [
       ...boundsPlugins(),
-      useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
+      csrfPrevention(),
       // Each query document is compiled to JavaScript once and kept while yoga's parse cache
       // keeps the document: a home page of 20 notes cost ~0.6 ms more server CPU through the
       // generic executor than its REST view; compiled, about the same.
@@ -60,6 +63,7 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
         },
       ),
       useReadReplicas(),
+      useContextPerEvent(),
     ],
     graphqlEndpoint: "/graphql",
     // CORS is answered for every route alike by @fastify/cors (src/http/cors.ts).
@@ -99,11 +103,13 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       debug: (...args) => services.log.debug(args),
       info: (...args) => services.log.info(args),
       warn: (...args) => services.log.warn(args),
-      error: (...args) => services.log.error(args),
+      // A refused request (a subscription's RATE_LIMITED, missing credentials) is the client's,
+      // not the server's: yoga logs each error it masks, expected or not.
+      error: (...args) => (args.every(isRefusal) ? services.log.debug(args) : services.log.error(args)),
     },
     context: async ({ req }) => ({
       ...services,
-      caller: await authenticate(services, req.headers.authorization, req.ip),
+      caller: await authenticate(services, credentialsOf(req), req.ip),
     }),
   });
   // A process's first GraphQL request runs yoga's code paths cold (some 100 ms on a shared
@@ -122,8 +128,19 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       );
     }
   });
-  // WebSocket clients are closed at shutdown (the plugin's own preClose) so none holds it.
-  await app.register(websocket);
+  // At shutdown each WebSocket is closed with 1001 "going away", as the live streams end: its
+  // client reconnects to another instance, and none holds the shutdown. (graphql-ws pings each
+  // one every 12 s, so proxies keep an idle one open.)
+  await app.register(websocket, {
+    preClose(done) {
+      for (const client of this.websocketServer.clients) {
+        client.close(1001, "shutdown");
+        // One that does not answer the close is cut, rather than hold the shutdown for ws's 30 s.
+        setTimeout(() => client.terminate(), 2_000).unref();
+      }
+      done();
+    },
+  });
   // In its own context: multipart bodies here are GraphQL uploads, read as streams by
   // graphql-upload-minimal rather than by a content-type parser.
   await app.register(async (scope) => {
@@ -265,11 +282,12 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
  * browser's WebSocket cannot send headers.
  */
 function webSocketHandler(yoga: YogaServerInstance<{ req: FastifyRequest; reply: FastifyReply }, object>) {
-  return makeHandler<{ authorization?: unknown }>({
+  return makeHandler<{ authorization?: unknown; Authorization?: unknown }>({
     execute: (args) => (args.rootValue as Enveloped).execute(args),
     subscribe: (args) => (args.rootValue as Enveloped).subscribe(args),
+    onNext: (_ctx, _id, _payload, _args, result) => withoutHttp(result),
     onSubscribe: async (ctx, _id, payload) => {
-      const authorization = ctx.connectionParams?.authorization;
+      const authorization = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
       const req = {
         headers: { authorization: typeof authorization === "string" ? authorization : undefined },
         ip: ctx.extra.request.ip,
@@ -297,6 +315,52 @@ type Enveloped = {
   execute: (args: ExecutionArgs) => ReturnType<typeof graphqlExecute>;
   subscribe: (args: ExecutionArgs) => ReturnType<typeof graphqlSubscribe>;
 };
+
+/**
+ * Yoga's CSRF prevention, except for a GET asking for text/event-stream: a browser's EventSource
+ * and GraphiQL's subscriptions cannot send a header. Nothing is opened by it: a GET runs no
+ * mutation, and no request carries credentials its page did not put in it (Bearer tokens, never
+ * cookies).
+ */
+function csrfPrevention(): YogaPlugin {
+  const { onRequestParse } = useCSRFPrevention({ requestHeaders: CSRF_HEADERS });
+  return {
+    onRequestParse: (payload) =>
+      fromEventSource(payload.request.method, payload.request.headers.get("accept"))
+        ? undefined
+        : onRequestParse?.(payload),
+  };
+}
+
+/** A GET asking for text/event-stream: a browser's EventSource, or a subscription in GraphiQL. */
+function fromEventSource(method: string | undefined, accept: string | null | undefined): boolean {
+  return method === "GET" && (accept ?? "").includes("text/event-stream");
+}
+
+/** The Authorization header, or from an EventSource (it sends none), `?access_token=`, as /streaming/... take it. */
+function credentialsOf(req: FastifyRequest): string | undefined {
+  const token = (req.query as { access_token?: unknown } | undefined)?.access_token;
+  if (req.headers.authorization !== undefined || typeof token !== "string") return req.headers.authorization;
+  return fromEventSource(req.method, req.headers.accept) ? `Bearer ${token}` : undefined;
+}
+
+/** What yoga logs of an error it masked: a DomainError a client is answered, not a failure. */
+function isRefusal(logged: unknown): boolean {
+  const cause = logged instanceof GraphQLError ? logged.originalError : logged;
+  return cause instanceof DomainError && answerFor(cause).status < 500;
+}
+
+/** A result without `extensions.http` (a status and headers), which yoga's HTTP answers leave out too. */
+function withoutHttp(result: ExecutionResult): FormattedExecutionResult | undefined {
+  if (!result.errors?.some((error) => error.extensions?.http !== undefined)) return undefined;
+  return {
+    ...result,
+    errors: result.errors.map((error) => {
+      const { http: _, ...extensions } = error.extensions;
+      return { ...error.toJSON(), extensions };
+    }),
+  };
+}
 
 /** A parsed body that whatwg-node would not take as one (no own keys). */
 function isEmpty(body: unknown): boolean {
