@@ -87,13 +87,80 @@ export async function resendVerification(ctx: Context, nameOrId: string, captcha
   await sendEmailToken(ctx, account, account.email, token);
 }
 
+const RESET_TOKEN_LIFETIME_MS = 60 * 60_000;
+
+/**
+ * POST /accounts/{name}/reset_passphrase: mails a reset token when the account exists, and
+ * answers the same, in the same time, when it does not: both read the account and write in one
+ * transaction (the token, or nothing), and the mail goes out after the answer.
+ */
+export async function requestPassphraseReset(ctx: Context, nameOrId: string, captchaToken: string): Promise<void> {
+  await checkCaptcha(ctx, captchaToken, ctx.caller.ip);
+  const account = await findAccount(ctx, nameOrId).catch((err) => {
+    if (err instanceof DomainError) return undefined;
+    throw err;
+  });
+  const token = newEmailToken();
+  await ctx.db.$transaction(async (tx) => {
+    if (account)
+      await storeEmailToken(ctx, tx, account.id, "passphrase_reset", token, undefined, RESET_TOKEN_LIFETIME_MS);
+    else await tx.emailToken.deleteMany({ where: { tokenHash: hashToken(token) } });
+  });
+  if (account) {
+    const text = [
+      `Hello ${account.nickname},`,
+      "",
+      "Someone asked to reset the passphrase of your Murmur account. If it was you, use this token:",
+      "",
+      `Reset token: ${token}`,
+      "",
+      "It works once and expires in an hour. If it was not you, ignore this mail.",
+      "",
+    ].join("\n");
+    void ctx.mailer.send({ to: account.email, subject: "Reset your passphrase", text }).catch((err) => {
+      ctx.log.error({ err, accountId: account.id.toString() }, "reset mail not sent");
+    });
+  }
+}
+
+/**
+ * POST /accounts/{name}/passphrase: a reset token sets the passphrase, once, and every session
+ * of the account ends. An unknown account is INVALID_TOKEN too: nothing tells it exists.
+ */
+export async function setPassphrase(ctx: Context, nameOrId: string, token: string, passphrase: string): Promise<void> {
+  checkPassphrase(passphrase);
+  const account = await findAccount(ctx, nameOrId).catch(() => undefined);
+  const passphraseHash = await hashPassphrase(passphrase, ctx.config.bcryptCost);
+  await ctx.db.$transaction(async (tx) => {
+    const stored = await tx.emailToken.findUnique({ where: { tokenHash: hashToken(token) } });
+    if (
+      !account ||
+      !stored ||
+      stored.purpose !== "passphrase_reset" ||
+      stored.accountId !== account.id ||
+      stored.expiresAt.getTime() <= Date.now()
+    ) {
+      throw new DomainError("INVALID_TOKEN");
+    }
+    const { count } = await tx.emailToken.deleteMany({ where: { id: stored.id } });
+    if (count === 0) throw new DomainError("INVALID_TOKEN");
+    await tx.account.update({ where: { id: account.id }, data: { passphraseHash } });
+    await revokeSessions(tx, account.id);
+  });
+}
+
 /** Applies a registration or e-mail-change token: single use, 24 hours. */
 export async function verifyEmail(ctx: Context, nameOrId: string, token: string): Promise<void> {
   const account = await findAccount(ctx, nameOrId);
   const tokenHash = hashToken(token);
   await ctx.db.$transaction(async (tx) => {
     const stored = await tx.emailToken.findUnique({ where: { tokenHash } });
-    if (!stored || stored.accountId !== account.id || stored.expiresAt.getTime() <= Date.now()) {
+    if (
+      !stored ||
+      stored.purpose === "passphrase_reset" ||
+      stored.accountId !== account.id ||
+      stored.expiresAt.getTime() <= Date.now()
+    ) {
       throw new DomainError("INVALID_TOKEN");
     }
     // Deleting first makes the token single-use even under concurrent requests.
@@ -331,6 +398,7 @@ async function storeEmailToken(
   purpose: EmailTokenPurpose,
   token: string,
   newEmail?: string,
+  lifetimeMs = EMAIL_TOKEN_LIFETIME_MS,
 ): Promise<void> {
   await tx.emailToken.deleteMany({ where: { accountId, purpose } });
   await tx.emailToken.create({
@@ -340,7 +408,7 @@ async function storeEmailToken(
       purpose,
       tokenHash: hashToken(token),
       newEmail,
-      expiresAt: new Date(Date.now() + EMAIL_TOKEN_LIFETIME_MS),
+      expiresAt: new Date(Date.now() + lifetimeMs),
     },
   });
 }

@@ -1,0 +1,2 @@
+-- AlterEnum
+ALTER TYPE "EmailTokenPurpose" ADD VALUE 'passphrase_reset';
