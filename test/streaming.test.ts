@@ -3,9 +3,9 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOKEN_LIFETIME_SECONDS, TokenIssuer } from "../src/domain/sessions/tokens.ts";
-import { mailedToken } from "./support/fixtures.ts";
 import { type Instance, startInstance } from "./support/instances.ts";
 import { run } from "./support/process.ts";
+import { accountOn, call, type RemoteAccount } from "./support/remote.ts";
 import { freshDatabase } from "./support/server.ts";
 import { openSse, type SseClient } from "./support/sse.ts";
 
@@ -14,35 +14,7 @@ let b: Instance;
 let env: Record<string, string>;
 const open: SseClient[] = [];
 
-interface Account {
-  id: string;
-  name: string;
-  token: string;
-}
-
-async function call(at: Instance, method: string, url: string, body?: unknown, token?: string) {
-  const response = await fetch(`${at.url}${url}`, {
-    method,
-    headers: {
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
-
-async function accountOn(at: Instance, name: string): Promise<Account> {
-  const passphrase = "correct-horse-battery";
-  const email = `${name}@example.com`;
-  const registered = await call(at, "POST", "/accounts", { name, email, passphrase, captcha_token: "ok" });
-  expect(registered.status).toBe(200);
-  const token = mailedToken(at, email);
-  expect((await call(at, "POST", `/accounts/${name}/verify_email`, { token })).status).toBe(204);
-  const login = await call(at, "POST", "/login", { name, passphrase, captcha_token: "ok" });
-  return { id: registered.body.id, name, token: login.body.authorization_token };
-}
+type Account = RemoteAccount;
 
 async function stream(path: string, who?: Account, headers: Record<string, string> = {}): Promise<SseClient> {
   const client = await openSse(`${a.url}${path}`, {
