@@ -8,6 +8,8 @@ const RELISTEN_MS = 1_000;
 
 export interface ListenerHandlers {
   notification(channel: string, payload: string): void;
+  /** It listens (again): what is announced from now on is heard. */
+  listening?(): void;
   /** The connection failed: what was announced from now until it listens again is missed. */
   lost?(): void;
 }
@@ -34,7 +36,12 @@ export class Listener {
     client
       .connect()
       .then(() => client.query(this.channels.map((channel) => `LISTEN ${channel}`).join("; ")))
-      .catch((err: unknown) => this.lost(client, err));
+      .then(
+        () => {
+          if (this.client === client) this.handlers.listening?.();
+        },
+        (err: unknown) => this.lost(client, err),
+      );
   }
 
   async close(): Promise<void> {
