@@ -1,8 +1,9 @@
 // The Prisma client over node-postgres (Prisma 7's driver-adapter model).
 import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { DomainError, type ErrorCode } from "../domain/errors.ts";
-import { PrismaClient } from "../generated/prisma/client.ts";
+import { type Prisma, PrismaClient } from "../generated/prisma/client.ts";
 
 export type Db = PrismaClient;
 export { Prisma } from "../generated/prisma/client.ts";
@@ -12,23 +13,63 @@ export { Prisma } from "../generated/prisma/client.ts";
  * maybe several), as soon as the statement has run.
  */
 export function createDb(databaseUrl: string, accountsWritten: (id?: bigint) => void, poolSize = 20): Db {
-  const adapter = new PrismaPg(
-    {
-      connectionString: databaseUrl,
-      max: poolSize,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
-    },
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: poolSize,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+  });
+  const adapter = new PrismaPg(pool, {
     // Named statements: each connection parses and plans a statement once, then only binds
-    // and executes it (PostgreSQL keeps the plan, or a generic one when that is as good). Not
-    // for LIKE: whether the trigram index pays depends on the pattern, so those are planned
-    // for their values each time.
-    { statementNameGenerator: (query) => (LIKE.test(query.sql) ? unnamed : statementName(query.sql)) },
-  );
+    // and executes it (PostgreSQL keeps the plan, or a generic one when that is as good).
+    statementNameGenerator: (query) => nameOf(query.sql),
+    disposeExternalPool: true,
+  });
   // A burst of writes queues for a pooled connection rather than failing after Prisma's default
   // 2 s; past 10 s the request is answered 503 (src/rest/errors.ts).
-  const db = new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 10_000 } });
-  return retryingTransactions(announcingAccountWrites(db, accountsWritten));
+  const db = retryingTransactions(
+    announcingAccountWrites(
+      new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 10_000 } }),
+      accountsWritten,
+    ),
+  );
+  pools.set(db, pool);
+  return db;
+}
+
+/** The pool under each client createDb made (not a transaction's client, nor one made elsewhere). */
+const pools = new WeakMap<object, pg.Pool>();
+
+// What Prisma's $queryRaw gives for these types; node-postgres reads json and timestamptz alike.
+const INT8 = 20;
+const INT8_ARRAY = 1016;
+const rowTypes = {
+  getTypeParser: (oid: number, format?: "text" | "binary") => {
+    if (oid === INT8) return BigInt;
+    if (oid === INT8_ARRAY)
+      return (text: string) => (pg.types.getTypeParser(oid as never, "text")(text) as string[]).map(BigInt);
+    return pg.types.getTypeParser(oid as never, format);
+  },
+} as pg.CustomTypesConfig;
+
+/**
+ * The rows of a read-only `query`, as `db.$queryRaw` gives them, sent through node-postgres
+ * directly when `db` is one createDb made: for the statements every timeline page and search
+ * runs, Prisma's runtime around the statement (arguments, result rows re-typed column by
+ * column) cost a sixth of the server's CPU per page (bench/README.md). Any other client
+ * (a transaction's, a test's counting one) runs it through Prisma.
+ * test/raw-rows.test.ts holds the two ways equal.
+ */
+export async function queryRows<T>(db: Db | Prisma.TransactionClient, query: Prisma.Sql): Promise<T[]> {
+  const pool = pools.get(db);
+  if (!pool) return db.$queryRaw<T[]>(query);
+  const { rows } = await pool.query<T & pg.QueryResultRow>({
+    name: nameOf(query.text),
+    text: query.text,
+    values: query.values,
+    types: rowTypes,
+  });
+  return rows;
 }
 
 const ACCOUNT_WRITES = new Set(["update", "upsert", "delete", "updateMany", "updateManyAndReturn", "deleteMany"]);
@@ -57,7 +98,23 @@ function announcingAccountWrites(db: PrismaClient, written: (id?: bigint) => voi
 const LIKE = /\bI?LIKE\b/;
 // adapter-pg passes the name on to node-postgres, which leaves a statement without one unnamed.
 const unnamed = undefined as unknown as string;
-const statementName = (sql: string) => `m${createHash("sha1").update(sql).digest("base64url")}`;
+const names = new Map<string, string>();
+
+/**
+ * A statement's name, the same for the same text. Not for LIKE: whether the trigram index pays
+ * depends on the pattern, so those are planned for their values each time.
+ */
+function nameOf(sql: string): string {
+  if (LIKE.test(sql)) return unnamed;
+  let name = names.get(sql);
+  if (name === undefined) {
+    name = `m${createHash("sha1").update(sql).digest("base64url")}`;
+    // Texts are few (statements are built from a fixed set of parts), but bound them anyway.
+    if (names.size >= 10_000) names.clear();
+    names.set(sql, name);
+  }
+  return name;
+}
 
 const TRANSACTION_ATTEMPTS = 3;
 

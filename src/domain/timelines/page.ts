@@ -1,6 +1,6 @@
 // One page of notes for any timeline: the scope, the one visibility rule (src/domain/notes/
 // visibility.ts), the filters and paging by id, newest first, in a fixed number of queries.
-import { Prisma } from "../../db/client.ts";
+import { Prisma, queryRows } from "../../db/client.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
@@ -127,7 +127,9 @@ function pageLimit(query: TimelineQuery): Prisma.Sql {
  * of notes Prisma cannot express. Its authors' columns are PUBLIC_ACCOUNT_SELECT's.
  */
 export async function notesSelectedBy(ctx: Context, page: Prisma.Sql): Promise<NoteView[]> {
-  const rows = await ctx.db.$queryRaw<NoteRow[]>`
+  const rows = await queryRows<NoteRow>(
+    ctx.db,
+    Prisma.sql`
     WITH page AS (${page})
     SELECT p.id, p.author_id AS "authorId", p.content, p.cw_comment AS "cwComment", p.visibility::text AS visibility,
       p.send_to_id AS "sendToId", p.renote_id AS "renoteId", p.reply_to_id AS "replyToId", p.created_at AS "createdAt",
@@ -140,7 +142,8 @@ export async function notesSelectedBy(ctx: Context, page: Prisma.Sql): Promise<N
           'blurhash', f.blurhash, 'thumbnailSize', f.thumbnail_size, 'createdAt', f.created_at) ORDER BY x.position)
         FROM note_attachments x JOIN drive_files f ON f.id = x.file_id WHERE x.note_id = p.id), '[]') AS attachments
     FROM page p JOIN accounts a ON a.id = p.author_id
-    ORDER BY p.id DESC`;
+    ORDER BY p.id DESC`,
+  );
   return rows.map((row) => ({
     ...row,
     author: {
