@@ -156,13 +156,13 @@ try {
   // The engine does not see extensions in its shadow database and asks for them again each
   // time: drop the CREATE EXTENSION an earlier migration already makes.
   const earlier = migrations.map((m) => m.sql).join("\n");
-  // Nor can the schema state an index on an expression: those made by hand in a migration
-  // (named *_phrase_trgm_idx) are not the engine's to drop.
+  // Nor can the schema state an index on an expression, or a partial one: those made by hand in
+  // a migration (named *_phrase_trgm_idx, or *_where_idx) are not the engine's to drop.
   const sql = ((diff as unknown as { stdout?: string }).stdout ?? "")
     .replace(/-- CreateExtension\n(CREATE EXTENSION IF NOT EXISTS "[^"]+";)\n*/g, (block, statement: string) =>
       earlier.includes(statement) ? "" : block,
     )
-    .replace(/-- DropIndex\nDROP INDEX "[a-z_]+_phrase_trgm_idx";\n*/g, "");
+    .replace(/-- DropIndex\nDROP INDEX "[a-z_]+_(phrase_trgm|where)_idx";\n*/g, "");
   if (!sql.trim() || /^-- This is an empty migration\.\s*$/.test(sql.trim())) {
     console.log("the schema matches the migrations: nothing to write");
   } else {
