@@ -12,7 +12,7 @@ import { notify } from "../notifications/notify.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
-import { authorsPage, type TimelineQuery } from "../timelines/page.ts";
+import { authorsPage, type NoteLoader, notesSelectedBy, type TimelineQuery } from "../timelines/page.ts";
 
 export const MAX_TITLE = 100;
 export const MAX_TARGETS = 30;
@@ -205,9 +205,14 @@ const assigneesOf = (list: bigint | Prisma.Sql) =>
   Prisma.sql`SELECT account_id FROM list_members WHERE list_id = ${list}`;
 
 /** The assignees' notes the caller may see, direct ones apart, newest first. */
-export async function listNotes(ctx: Context, listId: string, query: TimelineQuery): Promise<NoteView[]> {
+export async function listNotes<T = NoteView>(
+  ctx: Context,
+  listId: string,
+  query: TimelineQuery,
+  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+): Promise<T[]> {
   const list = await readableList(ctx, listId);
-  return authorsPage(ctx, requireAccount(ctx), assigneesOf(list.id), query);
+  return authorsPage(ctx, requireAccount(ctx), assigneesOf(list.id), query, load);
 }
 
 /**

@@ -12,17 +12,18 @@ import type { NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql } from "../notes/visibility.ts";
 import { parseBeforeId } from "../paging.ts";
 import { optionalAccount } from "../sessions/caller.ts";
-import { notesSelectedBy } from "../timelines/page.ts";
+import { type NoteLoader, notesSelectedBy } from "../timelines/page.ts";
 
 export const SEARCH_PAGE = 100;
 
-export async function searchNotes(
+export async function searchNotes<T = NoteView>(
   ctx: Context,
   query: string,
   beforeId?: string,
   /** Notes per page, at most SEARCH_PAGE + 1 (GraphQL asks one more to know if there is a next page). */
   limit = SEARCH_PAGE,
-): Promise<NoteView[]> {
+  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+): Promise<T[]> {
   const viewer = optionalAccount(ctx);
   checkStorable(query);
   const tree = parseSearchQuery(query);
@@ -49,7 +50,7 @@ export async function searchNotes(
   if (before !== undefined) conditions.push(Prisma.sql`n.id < ${before}`);
   for (const ids of [candidates, phrased]) if (ids) conditions.push(Prisma.sql`n.id = ANY(${ids}::bigint[])`);
   const take = Prisma.raw(String(Math.max(1, Math.min(Math.trunc(limit), SEARCH_PAGE + 1))));
-  return notesSelectedBy(
+  return load(
     ctx,
     Prisma.sql`SELECT n.* FROM notes n WHERE ${Prisma.join(conditions, " AND ")} ${unfrozenSql(viewer)}
       ORDER BY n.id DESC LIMIT ${take}`,

@@ -54,13 +54,25 @@ export async function notePage(
   return timelinePage(before, await withReactions(ctx, notes));
 }
 
+/**
+ * How the notes a statement picks (`SELECT n.* FROM notes n ...`, in order) are loaded: as
+ * NoteViews (notesSelectedBy), or already in a protocol's wire form by a view written in SQL
+ * (src/rest/views/note-sql.ts). The domain picks the notes; the loader only shows them.
+ */
+export type NoteLoader<T> = (ctx: Context, page: Prisma.Sql) => Promise<T[]>;
+
 /** A page of the notes `n` for which `where` (SQL) holds, newest first, past the cursor, filtered. */
-export async function notesWhere(ctx: Context, where: Prisma.Sql, query: TimelineQuery): Promise<NoteView[]> {
+export async function notesWhere<T = NoteView>(
+  ctx: Context,
+  where: Prisma.Sql,
+  query: TimelineQuery,
+  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+): Promise<T[]> {
   const before = parseBeforeId(query.beforeId);
   const page = Prisma.sql`
     SELECT n.* FROM notes n WHERE ${where} ${noteConditions(before, query)}
     ORDER BY n.id DESC LIMIT ${pageLimit(query)}`;
-  return timelinePage(before, await notesSelectedBy(ctx, page));
+  return timelinePage(before, await load(ctx, page));
 }
 
 /**
@@ -70,12 +82,13 @@ export async function notesWhere(ctx: Context, where: Prisma.Sql, query: Timelin
  * of the notes' primary key would skip every note by someone else. Authors' frozen flags are
  * read once per author, not per note.
  */
-export async function authorsPage(
+export async function authorsPage<T = NoteView>(
   ctx: Context,
   viewer: CallerAccount | undefined,
   authors: bigint | Prisma.Sql,
   query: TimelineQuery,
-): Promise<NoteView[]> {
+  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+): Promise<T[]> {
   const before = parseBeforeId(query.beforeId);
   const limit = pageLimit(query);
   const page = Prisma.sql`
@@ -89,7 +102,7 @@ export async function authorsPage(
     WHERE ${typeof authors === "bigint" ? Prisma.sql`a.id = ${authors}` : Prisma.sql`a.id IN (${authors})`}
       ${unfrozenSql(viewer, Prisma.sql`a.frozen`)}
     ORDER BY n.id DESC LIMIT ${limit}`;
-  return timelinePage(before, await notesSelectedBy(ctx, page));
+  return timelinePage(before, await load(ctx, page));
 }
 
 /**

@@ -11,16 +11,21 @@ import { parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
-import { authorsPage, notePage, notesWhere, type TimelineQuery } from "./page.ts";
+import { authorsPage, type NoteLoader, notePage, notesSelectedBy, notesWhere, type TimelineQuery } from "./page.ts";
 
 /** `home`: the caller's notes and its followees', direct ones apart. `global`: public notes. */
-export async function timeline(ctx: Context, type: string, query: TimelineQuery): Promise<NoteView[]> {
-  if (type === "global") return notesWhere(ctx, globalRule(optionalAccount(ctx)), query);
+export async function timeline<T = NoteView>(
+  ctx: Context,
+  type: string,
+  query: TimelineQuery,
+  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+): Promise<T[]> {
+  if (type === "global") return notesWhere(ctx, globalRule(optionalAccount(ctx)), query, load);
   if (type !== "home") throw new DomainError("INVALID_TIMELINE_TYPE");
   const me = requireAccount(ctx);
-  if (me.followingCount > DENSE_FOLLOWING) return notesWhere(ctx, homeRule(me, me), query);
+  if (me.followingCount > DENSE_FOLLOWING) return notesWhere(ctx, homeRule(me, me), query, load);
   const authors = Prisma.sql`SELECT ${me.id} UNION ALL SELECT followee_id FROM follows WHERE follower_id = ${me.id}`;
-  return authorsPage(ctx, me, authors, query);
+  return authorsPage(ctx, me, authors, query, load);
 }
 
 /** Past this many followees, the home timeline checks follows as it walks the newest notes. */
@@ -48,11 +53,16 @@ export function homeRule(me: Viewer, role: Pick<CallerAccount, "role"> | undefin
 }
 
 /** An account's notes the caller may see, direct ones apart; refused to those it blocks. */
-export async function accountTimeline(ctx: Context, nameOrId: string, query: TimelineQuery): Promise<NoteView[]> {
+export async function accountTimeline<T = NoteView>(
+  ctx: Context,
+  nameOrId: string,
+  query: TimelineQuery,
+  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+): Promise<T[]> {
   const viewer = optionalAccount(ctx);
   const account = await findPublicAccount(ctx, nameOrId);
   if (viewer && (await isBlocking(ctx.db, account.id, viewer.id))) throw new DomainError("YOU_ARE_BLOCKED");
-  return authorsPage(ctx, viewer, account.id, query);
+  return authorsPage(ctx, viewer, account.id, query, load);
 }
 
 export interface Conversation {

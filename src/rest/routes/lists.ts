@@ -12,7 +12,8 @@ import {
   listCreatedView,
   listView,
 } from "../views/list.ts";
-import { NotesAnswer, notesReply, timelineQuery, toTimelineQuery } from "./timelines.ts";
+import { fullNotesJson } from "../views/note-sql.ts";
+import { NotesAnswer, notesJsonReply, timelineQuery, toTimelineQuery } from "./timelines.ts";
 
 const listParams = z.object({ list_id: z.string() });
 
@@ -126,7 +127,7 @@ export const listRoutes = [
     query: timelineQuery,
     success: NotesAnswer,
     errors: ["NOTHING_LEFT", "LIST_NOTFOUND"],
-    run: (ctx, { params, query }) => lists.listNotes(ctx, params.list_id, toTimelineQuery(query)),
-    reply: notesReply,
+    run: (ctx, { params, query }) => lists.listNotes(ctx, params.list_id, toTimelineQuery(query), fullNotesJson),
+    reply: notesJsonReply,
   }),
 ];

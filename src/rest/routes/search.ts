@@ -4,7 +4,8 @@ import * as search from "../../domain/search/service.ts";
 import { querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
 import { FullNoteShape } from "../views/note.ts";
-import { notesReply } from "./timelines.ts";
+import { fullNotesJson } from "../views/note-sql.ts";
+import { notesJsonReply } from "./timelines.ts";
 
 export const searchRoutes = [
   route({
@@ -21,7 +22,7 @@ export const searchRoutes = [
       schema: z.array(FullNoteShape),
     },
     errors: ["INVALID_QUERY"],
-    run: (ctx, { query }) => search.searchNotes(ctx, query.query, query.before_id),
-    reply: notesReply,
+    run: (ctx, { query }) => search.searchNotes(ctx, query.query, query.before_id, search.SEARCH_PAGE, fullNotesJson),
+    reply: notesJsonReply,
   }),
 ];

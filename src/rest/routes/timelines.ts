@@ -7,6 +7,7 @@ import * as timelines from "../../domain/timelines/service.ts";
 import { queryBoolean, querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
 import { FullNoteShape, fullNoteView } from "../views/note.ts";
+import { type FullNoteJson, fullNotesArray, fullNotesJson } from "../views/note-sql.ts";
 import { ConversationEntryShape, conversationEntryView } from "../views/notification.ts";
 
 export const timelineQuery = z.object({
@@ -28,6 +29,12 @@ export const notesReply = (notes: NoteView[], ctx: Context) => ({
   status: 200,
   body: notes.map((n) => fullNoteView(ctx, n)),
 });
+/** Notes PostgreSQL wrote as JSON (fullNotesJson), answered as they came. */
+export const notesJsonReply = (notes: FullNoteJson[]) => ({
+  status: 200,
+  headers: { "content-type": "application/json; charset=utf-8" },
+  body: fullNotesArray(notes),
+});
 
 function timelineRoute(path: string, fixedType?: "home") {
   return route({
@@ -44,8 +51,13 @@ function timelineRoute(path: string, fixedType?: "home") {
     success: NotesAnswer,
     errors: ["NOTHING_LEFT", "INVALID_TIMELINE_TYPE", "UNAUTHORIZED", "YOU_ARE_FROZEN"],
     run: (ctx, { params, query }) =>
-      timelines.timeline(ctx, fixedType ?? (params as { timeline_type: string }).timeline_type, toTimelineQuery(query)),
-    reply: notesReply,
+      timelines.timeline(
+        ctx,
+        fixedType ?? (params as { timeline_type: string }).timeline_type,
+        toTimelineQuery(query),
+        fullNotesJson,
+      ),
+    reply: notesJsonReply,
   });
 }
 
@@ -64,8 +76,9 @@ export const timelineRoutes = [
     success: NotesAnswer,
     errors: ["NOTHING_LEFT", "YOU_ARE_BLOCKED", "ACCOUNT_NOT_FOUND"],
     overrides: { YOU_ARE_BLOCKED: 403 },
-    run: (ctx, { params, query }) => timelines.accountTimeline(ctx, params.account_name, toTimelineQuery(query)),
-    reply: notesReply,
+    run: (ctx, { params, query }) =>
+      timelines.accountTimeline(ctx, params.account_name, toTimelineQuery(query), fullNotesJson),
+    reply: notesJsonReply,
   }),
   route({
     method: "GET",
