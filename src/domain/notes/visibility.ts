@@ -1,6 +1,7 @@
 // Who may see a note (CONTRACT 5): the one rule every reader of notes applies, as a filter.
 // public and home: anyone; followers: the author and accepted followers; direct: the author and
-// the addressee. A frozen author's notes are seen by moderators only.
+// the addressee. A frozen author's notes are seen by moderators only; a deleted author's (frozen
+// too, CONTRACT 13) by nobody.
 import { Prisma } from "../../db/client.ts";
 import type { Account, Visibility } from "../../generated/prisma/client.ts";
 import { isModerator } from "../sessions/caller.ts";
@@ -22,7 +23,9 @@ export function visibleTo(viewer: Pick<Account, "id" | "role"> | undefined): Pri
     );
   }
   const moderator = viewer !== undefined && isModerator(viewer);
-  return moderator ? { OR: audience } : { AND: [{ OR: audience }, { author: { frozen: false } }] };
+  return moderator
+    ? { AND: [{ OR: audience }, { author: { deletedAt: null } }] }
+    : { AND: [{ OR: audience }, { author: { frozen: false } }] };
 }
 
 // The same rule in SQL, for the pages Prisma cannot express (src/domain/timelines/page.ts). What
@@ -48,12 +51,14 @@ export function audienceSql(viewer: Viewer | undefined): Prisma.Sql {
 }
 
 /**
- * `AND NOT <frozen>`, but for moderators: `frozen` is the author's flag, a column of a joined
- * account row or by default looked up for note `n`.
+ * `AND NOT <frozen author>`, but for moderators `AND NOT <deleted author>` (a deleted account is
+ * frozen too): `author` is the alias of a joined account row, or by default the author of note
+ * `n` is looked up.
  */
-export function unfrozenSql(
-  viewer: Pick<Account, "role"> | undefined,
-  frozen = Prisma.sql`(SELECT a.frozen FROM accounts a WHERE a.id = n.author_id)`,
-): Prisma.Sql {
-  return viewer && isModerator(viewer) ? Prisma.empty : Prisma.sql`AND NOT ${frozen}`;
+export function unfrozenSql(viewer: Pick<Account, "role"> | undefined, author?: Prisma.Sql): Prisma.Sql {
+  const moderator = viewer !== undefined && isModerator(viewer);
+  if (author) return moderator ? Prisma.sql`AND ${author}.deleted_at IS NULL` : Prisma.sql`AND NOT ${author}.frozen`;
+  return moderator
+    ? Prisma.sql`AND (SELECT a.deleted_at IS NULL FROM accounts a WHERE a.id = n.author_id)`
+    : Prisma.sql`AND NOT (SELECT a.frozen FROM accounts a WHERE a.id = n.author_id)`;
 }

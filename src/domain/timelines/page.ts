@@ -87,7 +87,7 @@ export async function authorsPage(
       ORDER BY n.id DESC LIMIT ${limit}
     ) n
     WHERE ${typeof authors === "bigint" ? Prisma.sql`a.id = ${authors}` : Prisma.sql`a.id IN (${authors})`}
-      ${unfrozenSql(viewer, Prisma.sql`a.frozen`)}
+      ${unfrozenSql(viewer, Prisma.raw("a"))}
     ORDER BY n.id DESC LIMIT ${limit}`;
   return timelinePage(before, await notesSelectedBy(ctx, page));
 }
