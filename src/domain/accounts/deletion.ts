@@ -154,7 +154,9 @@ class LeaseLost extends Error {}
 
 /**
  * One step of a deletion: the stored bytes of files already deleted, or else one transaction
- * removing up to a batch of one kind of row. True when nothing was left and the job is done.
+ * removing up to a batch of rows, kind after kind. When every kind ran out within the batch (a
+ * small account: all of it in one transaction) and no bytes wait, the job ends in the same
+ * transaction. True when it did.
  */
 async function runBatch(services: Services, accountId: bigint, owner: string): Promise<boolean> {
   const limit = services.config.accountDeletionBatch;
@@ -170,9 +172,14 @@ async function runBatch(services: Services, accountId: bigint, owner: string): P
     return await services.db.$transaction(
       async (tx) => {
         await renewLease(tx, accountId, owner);
+        let budget = limit;
         for (const step of STEPS) {
-          if ((await step(tx, accountId, limit, services)) > 0) return false;
+          budget -= await step(tx, accountId, budget, services);
+          // This kind may have more: the next batch goes on from it.
+          if (budget <= 0) return false;
         }
+        // Files deleted here: their bytes go once this commits, and the job ends after them.
+        if (await tx.storedFileRemoval.count({ where: { accountId } })) return false;
         // Nothing left: what remains is the tombstone, and the few rows only it has.
         await tx.announcementRead.deleteMany({ where: { accountId } });
         await tx.session.deleteMany({ where: { accountId } });
