@@ -172,6 +172,10 @@ async function runBatch(services: Services, accountId: bigint, owner: string): P
     return await services.db.$transaction(
       async (tx) => {
         await renewLease(tx, accountId, owner);
+        // A transaction that wrote a row naming the account (a follow begun before the account was
+        // marked) holds a key-share lock on it until it commits: wait for it, so its row is seen
+        // here, and hold off new ones until this batch is done.
+        await tx.$queryRaw`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`;
         let budget = limit;
         for (const step of STEPS) {
           budget -= await step(tx, accountId, budget, services);
