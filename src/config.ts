@@ -83,6 +83,8 @@ const env = z.object({
   BCRYPT_COST: integer(4, 15, 11),
   // Extension: requests in flight past which the server answers 503 instead of queueing more.
   MAX_IN_FLIGHT: integer(1, 100_000, 512),
+  // Extension: rows an account deletion removes per transaction (CONTRACT 13).
+  ACCOUNT_DELETION_BATCH: integer(1, 100_000, 1000),
   // `*` (any origin) or origins separated by commas, each scheme://host[:port].
   CORS_ORIGINS: optionalString.refine(
     (v) =>
@@ -136,6 +138,8 @@ export interface Config {
   /** The snowflake worker id; undefined: one is leased from the database (CONTRACT 11). */
   workerId?: number;
   maxInFlight: number;
+  /** Rows of each kind an account deletion removes per transaction. */
+  accountDeletionBatch: number;
   /** Origins browsers may call from; undefined: any. */
   corsOrigins?: string[];
   requestTimeoutMs: number;
@@ -194,6 +198,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     bcryptCost: e.BCRYPT_COST,
     workerId: e.WORKER_ID,
     maxInFlight: e.MAX_IN_FLIGHT,
+    accountDeletionBatch: e.ACCOUNT_DELETION_BATCH,
     corsOrigins:
       e.CORS_ORIGINS === undefined || e.CORS_ORIGINS.trim() === "*"
         ? undefined

@@ -3,6 +3,7 @@
 // stop the embedded PostgreSQL.
 import { ConfigError, loadConfig } from "./config.ts";
 import { startDatabase } from "./db/database.ts";
+import { startDeletionWorker } from "./domain/accounts/deletion.ts";
 import { createLogger } from "./log.ts";
 import { type SearchSync, startSearchSync } from "./search/sync.ts";
 import { buildServer } from "./server.ts";
@@ -26,6 +27,8 @@ async function main(): Promise<void> {
   const app = await buildServer(services);
   // With Meilisearch: its settings, its rebuild when needed, and the outbox worker (in this process).
   const searchSync: SearchSync | undefined = services.search && startSearchSync(services.db, services.search, log);
+  // Account deletions left unfinished, by a request or by an instance that stopped (CONTRACT 13).
+  const deletions = startDeletionWorker(services);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -43,6 +46,7 @@ async function main(): Promise<void> {
     try {
       await app.close();
       await searchSync?.stop();
+      await deletions.stop();
       await closeServices(services);
       await database.stop();
     } catch (err) {

@@ -20,7 +20,9 @@ import { createS3Storage, s3ScratchDir } from "./storage/s3.ts";
 export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
   // Writes made here are forgotten at once; the database announces them, and others', a moment later.
   const db = createDb(databaseUrl, (id) => callers.forget(id));
-  const callers = new CallerCache(databaseUrl, (id) => db.account.findUnique({ where: { id } }), log);
+  // A deleted account has no callers: its tokens are INVALID_TOKEN on every instance.
+  const readCaller = (id: bigint) => db.account.findUnique({ where: { id, deletedAt: null } });
+  const callers = new CallerCache(databaseUrl, readCaller, log);
   callers.listen();
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
   const workerLease = config.workerId === undefined ? await leaseWorkerId(db, log) : undefined;

@@ -58,6 +58,30 @@ describe("cli", () => {
   });
 });
 
+describe("cli account", () => {
+  it("list prints name, id, role, created and notes; delete removes an account for good, its name reserved", async () => {
+    const doomed = await account(server, "clidoomed");
+    await server.request("POST", "/notes", { token: doomed.token, body: { content: "bye" } });
+    const listed = await run("src/cli/main.ts", ["account", "list", "--limit", "10000"], env);
+    expect(listed.code).toBe(0);
+    const line = listed.stdout.split("\n").find((l) => l.startsWith("clidoomed\t"));
+    expect(line?.split("\t")).toEqual(["clidoomed", doomed.id, "normal", expect.stringMatching(/^\d{4}-/), "1"]);
+
+    const deleted = await run("src/cli/main.ts", ["account", "delete", "clidoomed"], env);
+    expect(deleted.stderr).toBe("");
+    expect(deleted.code).toBe(0);
+    expect((await server.request("GET", "/accounts/clidoomed")).status).toBe(404);
+    expect(await server.services.db.note.count({ where: { authorId: BigInt(doomed.id) } })).toBe(0);
+    expect(await server.services.db.accountDeletion.count()).toBe(0);
+    const after = await run("src/cli/main.ts", ["account", "list", "--limit", "10000"], env);
+    expect(after.stdout).not.toContain("clidoomed");
+    const again = await run("src/cli/main.ts", ["account", "delete", "clidoomed"], env);
+    expect(again.stderr.trim()).toBe("error: ACCOUNT_NOT_FOUND");
+    const tooMany = await run("src/cli/main.ts", ["account", "list", "--limit", "10001"], env);
+    expect(tooMany.code).not.toBe(0);
+  });
+});
+
 describe("cli emoji", () => {
   it("emoji add stores the image as an instance file and prints the emoji id", async () => {
     const { image } = await import("./support/media.ts");

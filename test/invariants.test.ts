@@ -4,6 +4,7 @@
 // the rows they count. Each burst is fired with Promise.all; the database is then read directly.
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { runDeletions } from "../src/domain/accounts/deletion.ts";
 import * as act from "./support/actions.ts";
 import { account, directAccount, PASSPHRASE, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -766,6 +767,61 @@ describe("counters equal the rows they count (spec 2.2; CONTRACT 5)", () => {
     }
     expect(requests).toBe(4 * CLIENTS);
     await expectViewsMatchRows(clients);
+  });
+});
+
+describe("an account deleted while others act on it (CONTRACT 13)", () => {
+  it(`deleted by an admin in the middle of ${CLIENTS} clients following, unfollowing and reacting to it and each other`, async () => {
+    const clients = await crowd("acgone");
+    const [victim, admin, ...others] = clients;
+    await server.services.db.account.update({ where: { id: BigInt(admin.id) }, data: { role: "admin" } });
+    const victimNotes = [await noteOf(victim, "mine 1"), await noteOf(victim, "mine 2")];
+    const otherNotes = await Promise.all(others.slice(0, 5).map((o) => noteOf(o, "theirs")));
+    // The scene: follows both ways, reactions both ways, bookmarks, a renote.
+    await burst(others.length, (i) => (i % 2 ? follow(others[i], victim) : follow(victim, others[i])));
+    await burst(others.length, (i) => react(others[i], victimNotes[i % 2]));
+    await burst(otherNotes.length, (i) => react(victim, otherNotes[i]));
+    await bookmark(victim, otherNotes[0]);
+    await renote(others[0], victimNotes[0]);
+    const random = randomSource(71);
+    const ops: Op[] = others.map((who, i) => {
+      const kind = (["follow", "unfollow", "react", "unreact", "followOther"] as const)[i % 5];
+      const run = {
+        follow: () => follow(who, victim),
+        unfollow: () => unfollow(who, victim),
+        react: () => react(who, victimNotes[i % 2], "🎉"),
+        unreact: () => unreact(who, victimNotes[i % 2]),
+        followOther: () => follow(who, others[(i + 1) % others.length]),
+      }[kind];
+      return { kind, who, run };
+    });
+    const mixed = shuffled(ops, random);
+    mixed.splice(Math.floor(mixed.length / 2), 0, {
+      kind: "delete",
+      who: admin,
+      run: () => server.request("DELETE", `/accounts/${victim.name}`, { token: admin.token }),
+    });
+    const done = await fire(mixed);
+    const gone = ["404 ACCOUNT_NOT_FOUND"];
+    expectOutcomes(done, {
+      delete: ["204"],
+      follow: ["201", "400 ALREADY_FOLLOWING", ...gone],
+      unfollow: ["204", "400 YOU_ARE_NOT_FOLLOW_ACCOUNT", ...gone],
+      react: ["200", "400 ALREADY_REACTED", "404 NOTE_NOT_FOUND"],
+      unreact: ["204", "400 NOT_REACTED", "404 NOTE_NOT_FOUND"],
+      followOther: ["201", "400 ALREADY_FOLLOWING"],
+    });
+    await runDeletions(server.services);
+    const { db } = server.services;
+    const id = BigInt(victim.id);
+    expect(await db.accountDeletion.count({ where: { accountId: id } })).toBe(0);
+    const left = await db.$queryRaw<{ n: number }[]>`
+      SELECT ((SELECT count(*) FROM follows WHERE follower_id = ${id} OR followee_id = ${id})
+        + (SELECT count(*) FROM reactions WHERE account_id = ${id})
+        + (SELECT count(*) FROM notes WHERE author_id = ${id}))::int AS n`;
+    expect(left[0].n).toBe(0);
+    // Others' counters: afterEach holds every one of them to its rows.
+    await expectViewsMatchRows(others);
   });
 });
 

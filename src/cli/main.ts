@@ -2,7 +2,8 @@
 import { Command, InvalidArgumentError } from "commander";
 import { ConfigError, loadConfig } from "../config.ts";
 import { startDatabase } from "../db/database.ts";
-import { setRole } from "../domain/accounts/service.ts";
+import { deleteAccountNow } from "../domain/accounts/deletion.ts";
+import { listAccounts, OPERATOR_LIST_MAX, setRole } from "../domain/accounts/service.ts";
 import { createAnnouncement } from "../domain/announcements/service.ts";
 import type { Services } from "../domain/context.ts";
 import { addCustomEmoji } from "../domain/emoji/service.ts";
@@ -66,6 +67,51 @@ program
     withServices(async (services) => {
       const announcement = await createAnnouncement(services, options);
       console.log(announcement.id.toString());
+    }),
+  );
+
+const account = program.command("account").description("accounts");
+
+account
+  .command("delete")
+  .description("delete an account and everything of it (any role); its name stays reserved. Waits until done")
+  .argument("<account_name>", "plain or qualified account name, or account id")
+  .action((name: string) =>
+    withServices(async (services) => {
+      const id = await deleteAccountNow(services, name);
+      console.log(`deleted ${name} (${id})`);
+    }),
+  );
+
+account
+  .command("list")
+  .description("accounts, oldest first: name, id, role, created, notes")
+  .option(
+    "--limit <n>",
+    `accounts to print, at most ${OPERATOR_LIST_MAX}`,
+    (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > OPERATOR_LIST_MAX) {
+        throw new InvalidArgumentError(`expected a whole number from 1 to ${OPERATOR_LIST_MAX}`);
+      }
+      return n;
+    },
+    100,
+  )
+  .option("--after <id>", "only accounts after this id (the last one printed: the next page)", (v: string) => {
+    if (!/^[0-9]{1,20}$/.test(v)) throw new InvalidArgumentError("expected an account id");
+    return BigInt(v);
+  })
+  .action((options: { limit: number; after?: bigint }) =>
+    withServices(async (services) => {
+      const rows = await listAccounts(services, { limit: options.limit, afterId: options.after });
+      console.log(["name", "id", "role", "created", "notes"].join("\t"));
+      for (const a of rows) {
+        console.log([a.name, a.id, a.role, a.createdAt.toISOString(), a.notesCount].join("\t"));
+      }
+      if (rows.length === options.limit) {
+        console.error(`more: --after ${rows[rows.length - 1].id}`);
+      }
     }),
   );
 

@@ -1,7 +1,10 @@
 // The Account type and the account queries and mutations.
+import * as deletion from "../domain/accounts/deletion.ts";
+import { exportAccount } from "../domain/accounts/export.ts";
 import * as accounts from "../domain/accounts/service.ts";
 import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
+import { exportDocument } from "../rest/views/export.ts";
 import { builder, done } from "./builder.ts";
 import { connectionType } from "./connection.ts";
 
@@ -87,6 +90,15 @@ builder.queryFields((t) => ({
     description: "The calling account.",
     resolve: (_root, _args, ctx) => accounts.getViewer(ctx),
   }),
+  exportAccount: t.field({
+    type: "JSONObject",
+    errors: {},
+    description:
+      "Everything the account holds (its owner only): the document GET /accounts/{name}/export streams, " +
+      "whole (openapi.json's AccountExport).",
+    args: { name: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => exportDocument(ctx, await exportAccount(ctx, args.name)),
+  }),
 }));
 
 builder.mutationFields((t) => ({
@@ -125,6 +137,13 @@ builder.mutationFields((t) => ({
         headerFileId: input.headerFileId?.toString(),
         ifMatch: ifMatch ?? undefined,
       }),
+  }),
+  deleteAccount: t.boolean({
+    errors: {},
+    description:
+      "Delete the account: its owner, with its passphrase, or an admin. Everything of it goes; the name stays reserved.",
+    args: { name: t.arg.string({ required: true }), passphrase: t.arg.string() },
+    resolve: (_root, args, ctx) => done(deletion.deleteAccount(ctx, args.name, args.passphrase ?? undefined)),
   }),
   ...Object.fromEntries(
     (["freeze", "unfreeze", "silence", "unsilence"] as const).map((action) => [

@@ -4,7 +4,7 @@ import ComplexityPlugin from "@pothos/plugin-complexity";
 import DataloaderPlugin from "@pothos/plugin-dataloader";
 import ErrorsPlugin from "@pothos/plugin-errors";
 import PrismaPlugin from "@pothos/plugin-prisma";
-import { DateTimeResolver } from "graphql-scalars";
+import { DateTimeResolver, JSONObjectResolver } from "graphql-scalars";
 import type { FileUpload } from "graphql-upload-minimal";
 import type { Context } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -18,6 +18,7 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     Upload: { Input: Promise<FileUpload>; Output: never };
     DateTime: { Input: Date; Output: Date };
+    JSONObject: { Input: Record<string, unknown>; Output: object };
   };
 }>({
   plugins: [ErrorsPlugin, PrismaPlugin, ComplexityPlugin, DataloaderPlugin],
@@ -43,6 +44,8 @@ export const builder = new SchemaBuilder<{
 
 // ISO 8601 UTC with milliseconds (CONTRACT 2), as graphql-scalars writes and reads it.
 builder.addScalarType("DateTime", DateTimeResolver, {});
+// A JSON document given whole, as REST gives it (an account's export: its shape is openapi.json's AccountExport).
+builder.addScalarType("JSONObject", JSONObjectResolver, {});
 
 builder.queryType({ description: "Reads. Each field calls the same domain service as its REST route." });
 builder.mutationType({ description: "Changes. Each field calls the same domain service as its REST route." });

@@ -227,8 +227,9 @@ async function lookUp<A>(
   find: (where: Prisma.AccountWhereUniqueInput) => Promise<A | null>,
 ): Promise<A> {
   const { id, nameKey } = accountSelector(segment, services.config.localHost);
-  const byId = id === undefined ? null : await find({ id });
-  const account = byId ?? (nameKey ? await find({ nameKey }) : null);
+  // A deleted account's tombstone keeps its name reserved, and is found by nothing.
+  const byId = id === undefined ? null : await find({ id, deletedAt: null });
+  const account = byId ?? (nameKey ? await find({ nameKey, deletedAt: null }) : null);
   if (!account) throw new DomainError("ACCOUNT_NOT_FOUND");
   return account;
 }
@@ -246,7 +247,7 @@ export function findPublicAccount(services: Services, segment: string): Promise<
 /** The caller's own account, read afresh: authentication's copy leaves out its counters. */
 export async function getViewer(ctx: Context): Promise<PublicAccount> {
   const account = await ctx.db.account.findUnique({
-    where: { id: requireAccount(ctx).id },
+    where: { id: requireAccount(ctx).id, deletedAt: null },
     select: PUBLIC_ACCOUNT_SELECT,
   });
   if (!account) throw new DomainError("ACCOUNT_NOT_FOUND");
@@ -380,6 +381,22 @@ export async function moderate(ctx: Context, nameOrId: string, action: Moderatio
 export async function setRole(services: Services, nameOrId: string, role: Role): Promise<Account> {
   const account = await findAccount(services, nameOrId);
   return services.db.account.update({ where: { id: account.id }, data: { role } });
+}
+
+/** `account list`'s page bound: an operator pages with `--after`. */
+export const OPERATOR_LIST_MAX = 10_000;
+
+/** Operator command: accounts by id (oldest first), past `afterId`, deleted ones left out. */
+export function listAccounts(
+  services: Services,
+  options: { limit: number; afterId?: bigint },
+): Promise<Pick<Account, "id" | "name" | "role" | "createdAt" | "notesCount">[]> {
+  return services.db.account.findMany({
+    where: { deletedAt: null, ...(options.afterId === undefined ? {} : { id: { gt: options.afterId } }) },
+    select: { id: true, name: true, role: true, createdAt: true, notesCount: true },
+    orderBy: { id: "asc" },
+    take: Math.min(options.limit, OPERATOR_LIST_MAX),
+  });
 }
 
 function newEmailToken(): string {

@@ -244,7 +244,13 @@ export async function openFileContent(
   variant: "file" | "thumbnail",
 ): Promise<FileContent> {
   const id = parseSnowflake(fileId);
-  const file = id === undefined ? null : await services.db.driveFile.findUnique({ where: { id } });
+  // A deleted account's files are gone at once, before the deletion job removes them.
+  const file =
+    id === undefined
+      ? null
+      : await services.db.driveFile.findFirst({
+          where: { id, OR: [{ ownerId: null }, { owner: { deletedAt: null } }] },
+        });
   if (!file || (variant === "thumbnail" && file.thumbnailSize === null)) throw new DomainError("FILE_NOT_FOUND");
   const key = variant === "file" ? file.id.toString() : thumbnailKey(file.id);
   return {

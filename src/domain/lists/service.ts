@@ -156,7 +156,7 @@ async function targets(ctx: Context, ids: string[]): Promise<bigint[]> {
   if (parsed.some((id) => id === undefined)) throw new DomainError("ACCOUNT_NOT_FOUND");
   // In id order, so concurrent changes to the same assignees lock their rows in one order.
   const unique = [...new Set(parsed as bigint[])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const found = await ctx.db.account.count({ where: { id: { in: unique } } });
+  const found = await ctx.db.account.count({ where: { id: { in: unique }, deletedAt: null } });
   if (found !== unique.length) throw new DomainError("ACCOUNT_NOT_FOUND");
   return unique;
 }

@@ -120,7 +120,7 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
     if (visibleToEveryone(row.visibility) || mentionedKeys.length === 0) {
       written = await insertNote(ctx, ctx.db, row, checked.files, notices, mentionedKeys);
     } else {
-      const mentioned = await ctx.db.account.findMany({ where: { nameKey: { in: mentionedKeys } } });
+      const mentioned = await ctx.db.account.findMany({ where: { nameKey: { in: mentionedKeys }, deletedAt: null } });
       written = await ctx.db.$transaction(async (tx) => {
         const at = await insertNote(ctx, tx, row, checked.files, notices, []);
         for (const account of mentioned) {
@@ -184,7 +184,7 @@ async function insertNote(
       FROM unnest(${files.map((f) => f.id)}::bigint[]) WITH ORDINALITY AS f(id, position)
     ), mentioned AS (
       SELECT a.id, row_number() OVER (ORDER BY a.id) AS i FROM accounts a
-      WHERE a.name_key = ANY(${mentionedKeys}::text[]) AND ${toOthersSql(Prisma.sql`a.id`, row.authorId)}
+      WHERE a.name_key = ANY(${mentionedKeys}::text[]) AND a.deleted_at IS NULL AND ${toOthersSql(Prisma.sql`a.id`, row.authorId)}
     ), notified AS (
       INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
       SELECT n.id, n.recipient_id, n.type::"NotificationType", n.actor_id, n.note_id, n.content

@@ -33,7 +33,10 @@ export async function searchNotes<T = NoteView>(
   const keys = new Map(names.map((name) => [name, localNameOf(name, ctx.config.localHost)]));
   const wanted = [...new Set([...keys.values()].filter((n): n is string => n !== undefined).map(keyOf))];
   const accounts = wanted.length
-    ? await ctx.db.account.findMany({ where: { nameKey: { in: wanted } }, select: { id: true, nameKey: true } })
+    ? await ctx.db.account.findMany({
+        where: { nameKey: { in: wanted }, deletedAt: null },
+        select: { id: true, nameKey: true },
+      })
     : [];
   const idByKey = new Map(accounts.map((a) => [a.nameKey, a.id]));
   const authors = new Map(names.map((name) => [name, idByKey.get(keyOf(keys.get(name) ?? ""))]));

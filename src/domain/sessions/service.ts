@@ -39,7 +39,7 @@ export async function login(ctx: Context, input: LoginInput): Promise<LoginResul
   }
   await checkCaptcha(ctx, input.captchaToken, ctx.caller.ip);
   const name = localNameOf(input.name, ctx.config.localHost);
-  const account = name ? await ctx.db.account.findUnique({ where: { nameKey: keyOf(name) } }) : null;
+  const account = name ? await ctx.db.account.findUnique({ where: { nameKey: keyOf(name), deletedAt: null } }) : null;
   if (!account) {
     await spendPassphraseCheck(input.passphrase, ctx.config.bcryptCost);
     throw new DomainError("FAILED_TO_LOGIN");

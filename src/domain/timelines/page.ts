@@ -100,7 +100,7 @@ export async function authorsPage<T = NoteView>(
       ORDER BY n.id DESC LIMIT ${limit}
     ) n
     WHERE ${typeof authors === "bigint" ? Prisma.sql`a.id = ${authors}` : Prisma.sql`a.id IN (${authors})`}
-      ${unfrozenSql(viewer, Prisma.sql`a.frozen`)}
+      ${unfrozenSql(viewer, Prisma.raw("a"))}
     ORDER BY n.id DESC LIMIT ${limit}`;
   return timelinePage(before, await load(ctx, page));
 }

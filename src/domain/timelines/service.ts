@@ -97,7 +97,7 @@ export async function conversations(
     GROUP BY partner ${before === undefined ? Prisma.empty : Prisma.sql`HAVING max(id) < ${before}`}
     ORDER BY last DESC LIMIT ${Math.min(page.limit ?? CONVERSATIONS_PAGE, CONVERSATIONS_PAGE + 1)}`;
   const accounts = await ctx.db.account.findMany({
-    where: { id: { in: latest.map((r) => r.partner) } },
+    where: { id: { in: latest.map((r) => r.partner) }, deletedAt: null },
     select: PUBLIC_ACCOUNT_SELECT,
   });
   const byId = new Map(accounts.map((a) => [a.id, a]));

@@ -1,6 +1,10 @@
 // Routes of accounts and sessions (spec 4.1, 4.2).
+import type { ServerResponse } from "node:http";
 import { z } from "zod";
+import * as deletion from "../../domain/accounts/deletion.ts";
+import { type AccountExport, exportAccount } from "../../domain/accounts/export.ts";
 import * as accounts from "../../domain/accounts/service.ts";
+import type { Context } from "../../domain/context.ts";
 import * as sessions from "../../domain/sessions/service.ts";
 import { type ResponseHeader, route } from "../route.ts";
 import {
@@ -13,6 +17,7 @@ import {
   RefreshedShape,
   TokensShape,
 } from "../views/account.ts";
+import { AccountExportShape, exportChunks } from "../views/export.ts";
 
 const accountParams = z.object({ account_name: z.string() });
 const emptyBody = z.unknown();
@@ -39,6 +44,26 @@ function moderationRoute(method: "PUT" | "DELETE", action: "freeze" | "unfreeze"
     run: (ctx, { params }) => accounts.moderate(ctx, params.account_name, action),
     reply: () => ({ status: 204 }),
   });
+}
+
+/**
+ * Writes the export as it is read, waiting for the client to take each piece: an account's
+ * 100,000 notes never sit in memory at once. A failure midway cuts the connection (the status
+ * is sent): the client sees a document that does not end.
+ */
+function writeExport(ctx: Context, exp: AccountExport) {
+  return (response: ServerResponse) => {
+    void (async () => {
+      for await (const chunk of exportChunks(ctx, exp)) {
+        if (response.destroyed) return;
+        if (!response.write(chunk)) await new Promise((resolve) => response.once("drain", resolve));
+      }
+      response.end();
+    })().catch((err) => {
+      ctx.log.error({ err }, "account export cut short");
+      response.destroy();
+    });
+  };
 }
 
 export const accountRoutes = [
@@ -143,6 +168,36 @@ export const accountRoutes = [
       status: result.emailChangePending ? 202 : 200,
       body: ownAccountView(ctx, result.account),
       headers: etagHeader(result.etag),
+    }),
+  }),
+  route({
+    method: "DELETE",
+    path: "/accounts/:account_name",
+    summary:
+      "Delete the account (its owner, with its passphrase, or an admin): everything of it goes, the name stays reserved",
+    tag: "accounts",
+    auth: "required",
+    params: accountParams,
+    body: z.object({ passphrase: z.string().optional() }),
+    success: { status: 204, description: "deleted: unusable at once, what is left removed in the background" },
+    errors: ["NO_PERMISSION", "ACCOUNT_NOT_FOUND"],
+    run: (ctx, { params, body }) => deletion.deleteAccount(ctx, params.account_name, body.passphrase),
+    reply: () => ({ status: 204 }),
+  }),
+  route({
+    method: "GET",
+    path: "/accounts/:account_name/export",
+    summary: "Everything the account holds, as one JSON document (its owner only), streamed",
+    tag: "accounts",
+    auth: "required",
+    params: accountParams,
+    success: { status: 200, description: "the account's data", schema: AccountExportShape },
+    errors: ["NO_PERMISSION", "ACCOUNT_NOT_FOUND"],
+    run: (ctx, { params }) => exportAccount(ctx, params.account_name),
+    reply: (exp, ctx) => ({
+      status: 200,
+      headers: { "content-type": "application/json; charset=utf-8" },
+      write: writeExport(ctx, exp),
     }),
   }),
   moderationRoute("PUT", "freeze"),

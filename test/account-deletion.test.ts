@@ -1,0 +1,331 @@
+// Account deletion (CONTRACT 13): DELETE /accounts/{name} by the owner with its passphrase or by
+// an admin; everything of the account goes, counters of others stay exact, the name stays
+// reserved, old tokens are INVALID_TOKEN and the account ACCOUNT_NOT_FOUND; a big account is
+// removed in batches by a leased job that another run finishes when one stops midway.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { INLINE_BATCHES, runDeletions, startDeletionWorker } from "../src/domain/accounts/deletion.ts";
+import * as act from "./support/actions.ts";
+import { account, PASSPHRASE, type TestAccount, uploadFile } from "./support/fixtures.ts";
+import { image } from "./support/media.ts";
+import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server?.close());
+
+const ok = (answer: Answer, status: number) => expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+
+function expectError(answer: Answer, status: number, code: string): void {
+  expect({ status: answer.status, body: answer.body }).toEqual({ status, body: { error: code } });
+}
+
+/** Rows anywhere that still name the account (its tombstone apart). */
+async function leftovers(s: TestServer, id: string): Promise<Record<string, number>> {
+  const rows = await s.services.db.$queryRawUnsafe<{ what: string; n: number }[]>(
+    `SELECT 'notes' AS what, count(*)::int AS n FROM notes WHERE author_id = $1
+     UNION ALL SELECT 'reactions', count(*)::int FROM reactions WHERE account_id = $1
+     UNION ALL SELECT 'bookmarks', count(*)::int FROM bookmarks WHERE account_id = $1
+     UNION ALL SELECT 'follows', count(*)::int FROM follows WHERE follower_id = $1 OR followee_id = $1
+     UNION ALL SELECT 'follow_requests', count(*)::int FROM follow_requests WHERE requester_id = $1 OR target_id = $1
+     UNION ALL SELECT 'blocks', count(*)::int FROM blocks WHERE blocker_id = $1 OR blocked_id = $1
+     UNION ALL SELECT 'list_members', count(*)::int FROM list_members WHERE account_id = $1
+     UNION ALL SELECT 'lists', count(*)::int FROM lists WHERE owner_id = $1
+     UNION ALL SELECT 'notifications', count(*)::int FROM notifications WHERE recipient_id = $1 OR actor_id = $1
+     UNION ALL SELECT 'drive_files', count(*)::int FROM drive_files WHERE owner_id = $1
+     UNION ALL SELECT 'sessions', count(*)::int FROM sessions WHERE account_id = $1
+     UNION ALL SELECT 'email_tokens', count(*)::int FROM email_tokens WHERE account_id = $1
+     UNION ALL SELECT 'account_deletions', count(*)::int FROM account_deletions WHERE account_id = $1
+     UNION ALL SELECT 'stored_file_removals', count(*)::int FROM stored_file_removals WHERE account_id = $1`,
+    BigInt(id),
+  );
+  return Object.fromEntries(rows.filter((r) => r.n > 0).map((r) => [r.what, r.n]));
+}
+
+/** Accounts whose stored counters differ from their rows, and reaction counts that differ from theirs. */
+async function drift(s: TestServer): Promise<unknown[]> {
+  return s.services.db.$queryRaw<unknown[]>`
+    SELECT a.name FROM accounts a
+    WHERE a.followers_count <> (SELECT count(*) FROM follows f WHERE f.followee_id = a.id)
+       OR a.following_count <> (SELECT count(*) FROM follows f WHERE f.follower_id = a.id)
+       OR a.notes_count <> (SELECT count(*) FROM notes n WHERE n.author_id = a.id)
+    UNION ALL
+    SELECT coalesce(k.note_id, r.note_id)::text FROM
+      (SELECT note_id, emoji, sum(count) AS kept FROM note_reaction_counts GROUP BY 1, 2) k
+      FULL JOIN (SELECT note_id, emoji, count(*) AS rows FROM reactions GROUP BY 1, 2) r USING (note_id, emoji)
+      WHERE coalesce(k.kept, 0) <> coalesce(r.rows, 0)`;
+}
+
+const counts = async (who: TestAccount) => {
+  const answer = await server.request("GET", `/accounts/${who.name}`);
+  ok(answer, 200);
+  return { followed: answer.body.followed_count, following: answer.body.following_count };
+};
+
+describe("DELETE /accounts/{name}", () => {
+  it("removes everything of the account, keeps others' quotes and replies and their counters exact", async () => {
+    const [dora, olga, pete, lucy, quinn, zed] = await Promise.all(
+      ["dora", "olga", "pete", "lucy", "quinn", "zed"].map((n) => account(server, n)),
+    );
+    // Dora's notes, one with a file; her avatar.
+    const file = await uploadFile(server, dora, await image("png", 8, 8), "me.png");
+    ok(await server.request("PATCH", "/accounts/dora", { token: dora.token, body: { avatar_file_id: file.id } }), 200);
+    const n1 = await act.post(server, dora, { content: "hello from dora" });
+    await act.post(server, dora, { content: "with a file", attachment_file_ids: [file.id] });
+    // What others did to them.
+    const plain = (await server.request("POST", `/notes/${n1.id}/renote`, { token: olga.token, body: {} })).body;
+    const quote = (
+      await server.request("POST", `/notes/${n1.id}/renote`, { token: olga.token, body: { content: "q" } })
+    ).body;
+    const reply = (await server.request("POST", `/notes/${n1.id}/reply`, { token: pete.token, body: { content: "r" } }))
+      .body;
+    ok(await server.request("POST", `/notes/${n1.id}/bookmark`, { token: olga.token, body: {} }), 200);
+    ok(await server.request("POST", `/notes/${n1.id}/reaction`, { token: pete.token, body: { emoji: "🔥" } }), 200);
+    // What dora did to others' notes.
+    const o1 = await act.post(server, olga, { content: "olga's" });
+    ok(await server.request("POST", `/notes/${o1.id}/reaction`, { token: dora.token, body: { emoji: "👍" } }), 200);
+    ok(await server.request("POST", `/notes/${o1.id}/reaction`, { token: pete.token, body: { emoji: "👍" } }), 200);
+    ok(await server.request("POST", `/notes/${o1.id}/bookmark`, { token: dora.token, body: {} }), 200);
+    // Follows both ways, requests both ways, blocks both ways.
+    await act.follow(server, dora, olga);
+    await act.follow(server, pete, dora);
+    ok(await server.request("PATCH", "/accounts/lucy", { token: lucy.token, body: { locked: true } }), 200);
+    expect(await act.follow(server, dora, lucy)).toEqual({ pending: true });
+    ok(await server.request("PATCH", "/accounts/dora", { token: dora.token, body: { locked: true } }), 200);
+    expect(await act.follow(server, quinn, dora)).toEqual({ pending: true });
+    ok(await server.request("POST", "/accounts/zed/block", { token: dora.token, body: {} }), 204);
+    ok(await server.request("POST", "/accounts/dora/block", { token: quinn.token, body: {} }), 204);
+    // Her list with olga in it, and olga's public list with her in it.
+    const own = (await server.request("POST", "/lists", { token: dora.token, body: { title: "mine" } })).body;
+    ok(await server.request("POST", `/lists/${own.id}`, { token: dora.token, body: { account_id: [olga.id] } }), 200);
+    const theirs = (await server.request("POST", "/lists", { token: olga.token, body: { title: "o", public: true } }))
+      .body;
+    ok(
+      await server.request("POST", `/lists/${theirs.id}`, {
+        token: olga.token,
+        body: { account_id: [dora.id, pete.id] },
+      }),
+      200,
+    );
+    const before = { olga: await counts(olga), pete: await counts(pete) };
+    expect(before).toEqual({ olga: { followed: 1, following: 0 }, pete: { followed: 0, following: 1 } });
+    expect(Object.keys(await leftovers(server, dora.id)).sort()).toEqual(
+      [
+        "blocks",
+        "bookmarks",
+        "drive_files",
+        "follow_requests",
+        "follows",
+        "list_members",
+        "lists",
+        "notes",
+        "notifications",
+        "reactions",
+        "sessions",
+      ].sort(),
+    );
+    const stored = [file.id, `${file.id}.thumbnail`];
+    for (const key of stored) expect(await server.services.storage.exists(key)).toBe(true);
+
+    ok(await server.request("DELETE", "/accounts/dora", { token: dora.token, body: { passphrase: PASSPHRASE } }), 204);
+
+    expect(await leftovers(server, dora.id)).toEqual({});
+    for (const key of stored) expect(await server.services.storage.exists(key)).toBe(false);
+    // The plain renote went with its note; the quote and the reply stay, pointing nowhere.
+    expectError(await server.request("GET", `/notes/${plain.id}`), 404, "NOTE_NOT_FOUND");
+    const keptQuote = await server.request("GET", `/notes/${quote.id}`);
+    ok(keptQuote, 200);
+    expect(keptQuote.body.renote_id).toBeUndefined();
+    const keptReply = await server.request("GET", `/notes/${reply.id}`);
+    ok(keptReply, 200);
+    expect(keptReply.body.reply_to).toBeUndefined();
+    // Others' counters: olga lost a follower, pete a followee, olga's note a reaction.
+    expect({ olga: await counts(olga), pete: await counts(pete) }).toEqual({
+      olga: { followed: 0, following: 0 },
+      pete: { followed: 0, following: 0 },
+    });
+    const olgaNote = await server.request("GET", `/notes/${o1.id}`);
+    expect([olgaNote.body.reaction_count, olgaNote.body.reaction_counts]).toEqual([1, { "👍": 1 }]);
+    expect(await drift(server)).toEqual([]);
+    // Olga's list lost an assignee; pete's list membership stays.
+    const list = await server.request("GET", `/lists/${theirs.id}`, { token: olga.token });
+    expect(list.body.assignees.map((a: { id: string }) => a.id)).toEqual([pete.id]);
+    // Olga's bookmark of dora's note went with the note.
+    const bookmarks = await server.request("GET", "/bookmarks", { token: olga.token });
+    expect(bookmarks.body).toEqual([]);
+    expect(zed.id).toBeTruthy();
+  });
+
+  it("reserves the name, refuses old tokens and the login, and the account is ACCOUNT_NOT_FOUND everywhere", async () => {
+    const gone = await account(server, "gone");
+    const other = await account(server, "other");
+    ok(await server.request("DELETE", "/accounts/gone", { token: gone.token, body: { passphrase: PASSPHRASE } }), 204);
+
+    for (const name of ["gone", "GONE", "Gone"]) {
+      const again = await server.request("POST", "/accounts", {
+        body: { name, email: `${name}-again@example.com`, passphrase: PASSPHRASE, captcha_token: "ok" },
+      });
+      expectError(again, 409, "ACCOUNT_NAME_IN_USE");
+    }
+    // Its e-mail was personal data: it is free again.
+    ok(
+      await server.request("POST", "/accounts", {
+        body: { name: "gone2", email: gone.email, passphrase: PASSPHRASE, captcha_token: "ok" },
+      }),
+      200,
+    );
+    expectError(await server.request("GET", "/timeline/home", { token: gone.token }), 401, "INVALID_TOKEN");
+    expectError(await server.request("GET", "/accounts/other", { token: gone.token }), 401, "INVALID_TOKEN");
+    expectError(
+      await server.request("POST", "/refresh", { body: { refresh_token: gone.refreshToken } }),
+      400,
+      "INVALID_TOKEN",
+    );
+    expectError(
+      await server.request("POST", "/login", { body: { name: "gone", passphrase: PASSPHRASE, captcha_token: "ok" } }),
+      400,
+      "FAILED_TO_LOGIN",
+    );
+    for (const segment of ["gone", gone.id, "@gone@murmur.test"]) {
+      expectError(await server.request("GET", `/accounts/${segment}`), 404, "ACCOUNT_NOT_FOUND");
+    }
+    expectError(
+      await server.request("POST", "/accounts/gone/follow", { token: other.token, body: {} }),
+      404,
+      "ACCOUNT_NOT_FOUND",
+    );
+    expectError(await server.request("GET", "/accounts/gone/followers"), 404, "ACCOUNT_NOT_FOUND");
+    const list = (await server.request("POST", "/lists", { token: other.token, body: { title: "l" } })).body;
+    expectError(
+      await server.request("POST", `/lists/${list.id}`, { token: other.token, body: { account_id: [gone.id] } }),
+      404,
+      "ACCOUNT_NOT_FOUND",
+    );
+    expectError(
+      await server.request("DELETE", "/accounts/gone", { token: other.token, body: { passphrase: PASSPHRASE } }),
+      404,
+      "ACCOUNT_NOT_FOUND",
+    );
+  });
+
+  it("is its owner's with the right passphrase, or an admin's: anyone else, or no or a wrong passphrase, is 403", async () => {
+    const [vic, mal, mod, boss] = await Promise.all([
+      account(server, "vic"),
+      account(server, "mal"),
+      account(server, "mod", "moderator"),
+      account(server, "boss", "admin"),
+    ]);
+    expectError(
+      await server.request("DELETE", "/accounts/vic", { body: { passphrase: PASSPHRASE } }),
+      401,
+      "UNAUTHORIZED",
+    );
+    expectError(await server.request("DELETE", "/accounts/vic", { token: vic.token }), 403, "NO_PERMISSION");
+    expectError(
+      await server.request("DELETE", "/accounts/vic", { token: vic.token, body: { passphrase: "wrong-passphrase" } }),
+      403,
+      "NO_PERMISSION",
+    );
+    expectError(
+      await server.request("DELETE", "/accounts/vic", { token: mal.token, body: { passphrase: PASSPHRASE } }),
+      403,
+      "NO_PERMISSION",
+    );
+    expectError(await server.request("DELETE", "/accounts/vic", { token: mod.token }), 403, "NO_PERMISSION");
+    expectError(
+      await server.request("DELETE", "/accounts/nobody-here", { token: boss.token }),
+      404,
+      "ACCOUNT_NOT_FOUND",
+    );
+    ok(await server.request("GET", "/accounts/vic"), 200);
+    // An admin needs no passphrase for another account; not for another admin.
+    ok(await server.request("DELETE", "/accounts/vic", { token: boss.token }), 204);
+    expectError(await server.request("GET", "/accounts/vic"), 404, "ACCOUNT_NOT_FOUND");
+    const boss2 = await account(server, "boss2", "admin");
+    expectError(await server.request("DELETE", "/accounts/boss2", { token: boss.token }), 403, "NO_PERMISSION");
+    expectError(await server.request("DELETE", "/accounts/boss", { token: boss.token }), 403, "NO_PERMISSION");
+    ok(
+      await server.request("DELETE", "/accounts/boss2", { token: boss2.token, body: { passphrase: PASSPHRASE } }),
+      204,
+    );
+  });
+
+  it("GraphQL deleteAccount: the same service and codes", async () => {
+    const gina = await account(server, "gina");
+    const gql = (query: string, variables: Record<string, unknown>) =>
+      server.request("POST", "/graphql", { token: gina.token, body: { query, variables } });
+    const mutation = `mutation ($name: String!, $passphrase: String) {
+      deleteAccount(name: $name, passphrase: $passphrase) {
+        __typename ... on DomainError { code } ... on MutationDeleteAccountSuccess { data } } }`;
+    const wrong = await gql(mutation, { name: "gina", passphrase: "not-the-passphrase" });
+    expect(wrong.body.data.deleteAccount).toEqual({ __typename: "DomainError", code: "NO_PERMISSION" });
+    const right = await gql(mutation, { name: "gina", passphrase: PASSPHRASE });
+    expect(right.body.data.deleteAccount).toEqual({ __typename: "MutationDeleteAccountSuccess", data: true });
+    expect(await leftovers(server, gina.id)).toEqual({});
+    const after = await gql("{ viewer { __typename } }", {});
+    expect(after.status).toBe(401);
+    expect(after.body.errors[0].extensions.code).toBe("INVALID_TOKEN");
+  });
+});
+
+describe("a big account", () => {
+  const NOTES = 3_000;
+  const BATCH = 100;
+  let big: TestServer;
+  beforeAll(async () => {
+    big = await startTestServer({ ACCOUNT_DELETION_BATCH: String(BATCH) });
+  });
+  afterAll(() => big?.close());
+
+  it(`${NOTES} notes go in batches of ${BATCH}; hidden at once; a run stopped midway is finished by the next`, async () => {
+    const owner = await account(big, "heavy");
+    const reader = await account(big, "reader");
+    await act.follow(big, reader, owner);
+    const { db, ids } = big.services;
+    const authorId = BigInt(owner.id);
+    const noteIds = Array.from({ length: NOTES }, () => ids.next());
+    await db.note.createMany({ data: noteIds.map((id, i) => ({ id, authorId, content: `note ${i}` })) });
+    await db.account.update({ where: { id: authorId }, data: { notesCount: NOTES } });
+    const someNote = noteIds[NOTES - 1].toString();
+    ok(await big.request("GET", `/notes/${someNote}`), 200);
+
+    ok(await big.request("DELETE", "/accounts/heavy", { token: owner.token, body: { passphrase: PASSPHRASE } }), 204);
+    // The request ran INLINE_BATCHES batches, each of BATCH notes; the rest waits for the job.
+    const left = () => db.note.count({ where: { authorId } });
+    expect(await left()).toBe(NOTES - INLINE_BATCHES * BATCH);
+    // Gone at once from every reader all the same: a note, the timelines, search.
+    expectError(await big.request("GET", `/notes/${someNote}`), 404, "NOTE_NOT_FOUND");
+    const home = await big.request("GET", "/timeline/home", { token: reader.token });
+    expect(home.body).toEqual([]);
+    const global = await big.request("GET", "/timeline/global");
+    expect(global.body).toEqual([]);
+    const found = await big.request("GET", "/search/notes?query=note", { token: reader.token });
+    expect(found.body).toEqual([]);
+    // And for moderators, who see a frozen author's notes.
+    const mod = await account(big, "watcher", "moderator");
+    expectError(await big.request("GET", `/notes/${someNote}`, { token: mod.token }), 404, "NOTE_NOT_FOUND");
+    expect((await big.request("GET", "/timeline/global", { token: mod.token })).body).toEqual([]);
+
+    // An instance runs one batch and dies, its lease held: nobody takes the job meanwhile.
+    expect(await runDeletions(big.services, { maxBatches: 1, abandon: true })).toEqual({ finished: 0, batches: 1 });
+    expect(await left()).toBe(NOTES - (INLINE_BATCHES + 1) * BATCH);
+    expect(await runDeletions(big.services)).toEqual({ finished: 0, batches: 0 });
+    // Its lease expires; the next instance's worker, at its start, finishes the job.
+    await db.$executeRaw`UPDATE account_deletions SET lease_until = now() - interval '1 second'`;
+    const worker = startDeletionWorker(big.services);
+    const deadline = Date.now() + 30_000;
+    while ((await db.accountDeletion.count()) > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await worker.stop();
+    expect(await leftovers(big, owner.id)).toEqual({});
+    expect(await counts2(big, reader)).toEqual({ following: 0 });
+    expect(await drift(big)).toEqual([]);
+  });
+});
+
+async function counts2(s: TestServer, who: TestAccount) {
+  const answer = await s.request("GET", `/accounts/${who.name}`);
+  return { following: answer.body.following_count };
+}
