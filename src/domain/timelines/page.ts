@@ -4,7 +4,7 @@ import { Prisma } from "../../db/client.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
-import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
+import { audienceSql, unfrozenSql, unmutedSql, visibleTo } from "../notes/visibility.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import {
   type NoteReactions,
@@ -68,13 +68,15 @@ export async function notesWhere(ctx: Context, where: Prisma.Sql, query: Timelin
  * apart: a home timeline of few followees, a list, an account's notes. Each author's newest
  * notes are read from the (author, id) index, a page at most, and the pages merged, where a walk
  * of the notes' primary key would skip every note by someone else. Authors' frozen flags are
- * read once per author, not per note.
+ * read once per author, not per note, and so are the viewer's mutes for a feed of the viewer's
+ * (home, a list: `feed`), where a muted author's notes are not read at all.
  */
 export async function authorsPage(
   ctx: Context,
   viewer: CallerAccount | undefined,
   authors: bigint | Prisma.Sql,
   query: TimelineQuery,
+  { feed }: { feed: boolean },
 ): Promise<NoteView[]> {
   const before = parseBeforeId(query.beforeId);
   const limit = pageLimit(query);
@@ -87,7 +89,7 @@ export async function authorsPage(
       ORDER BY n.id DESC LIMIT ${limit}
     ) n
     WHERE ${typeof authors === "bigint" ? Prisma.sql`a.id = ${authors}` : Prisma.sql`a.id IN (${authors})`}
-      ${unfrozenSql(viewer, Prisma.sql`a.frozen`)}
+      ${unfrozenSql(viewer, Prisma.sql`a.frozen`)} ${feed ? unmutedSql(viewer, Prisma.sql`a.id`) : Prisma.empty}
     ORDER BY n.id DESC LIMIT ${limit}`;
   return timelinePage(before, await notesSelectedBy(ctx, page));
 }
