@@ -30,6 +30,7 @@ async function leftovers(s: TestServer, id: string): Promise<Record<string, numb
      UNION ALL SELECT 'follows', count(*)::int FROM follows WHERE follower_id = $1 OR followee_id = $1
      UNION ALL SELECT 'follow_requests', count(*)::int FROM follow_requests WHERE requester_id = $1 OR target_id = $1
      UNION ALL SELECT 'blocks', count(*)::int FROM blocks WHERE blocker_id = $1 OR blocked_id = $1
+     UNION ALL SELECT 'mutes', count(*)::int FROM mutes WHERE muter_id = $1 OR muted_id = $1
      UNION ALL SELECT 'list_members', count(*)::int FROM list_members WHERE account_id = $1
      UNION ALL SELECT 'lists', count(*)::int FROM lists WHERE owner_id = $1
      UNION ALL SELECT 'notifications', count(*)::int FROM notifications WHERE recipient_id = $1 OR actor_id = $1
@@ -96,6 +97,9 @@ describe("DELETE /accounts/{name}", () => {
     expect(await act.follow(server, quinn, dora)).toEqual({ pending: true });
     ok(await server.request("POST", "/accounts/zed/block", { token: dora.token, body: {} }), 204);
     ok(await server.request("POST", "/accounts/dora/block", { token: quinn.token, body: {} }), 204);
+    // Mutes both ways.
+    ok(await server.request("POST", "/accounts/zed/mute", { token: dora.token, body: {} }), 204);
+    ok(await server.request("POST", "/accounts/dora/mute", { token: pete.token, body: {} }), 204);
     // Her list with olga in it, and olga's public list with her in it.
     const own = (await server.request("POST", "/lists", { token: dora.token, body: { title: "mine" } })).body;
     ok(await server.request("POST", `/lists/${own.id}`, { token: dora.token, body: { account_id: [olga.id] } }), 200);
@@ -119,6 +123,7 @@ describe("DELETE /accounts/{name}", () => {
         "follows",
         "list_members",
         "lists",
+        "mutes",
         "notes",
         "notifications",
         "reactions",

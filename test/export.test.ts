@@ -21,7 +21,7 @@ async function exported(who: TestAccount, name = who.name): Promise<Answer> {
 }
 
 describe("GET /accounts/{name}/export", () => {
-  it("holds the profile, notes, bookmarks, follows, followers, blocks, lists, reactions and drive files", async () => {
+  it("holds the profile, notes, bookmarks, follows, followers, blocks, mutes, lists, reactions and drive files", async () => {
     const [eve, fay, gus, hal] = await Promise.all(["eve", "fay", "gus", "hal"].map((n) => account(server, n)));
     const file = await uploadFile(server, eve, await image("png", 8, 8), "pic.png");
     const n1 = await act.post(server, eve, { content: "first", attachment_file_ids: [file.id] });
@@ -33,6 +33,7 @@ describe("GET /accounts/{name}/export", () => {
     await act.follow(server, eve, fay);
     await act.follow(server, gus, eve);
     ok(await server.request("POST", "/accounts/hal/block", { token: eve.token, body: {} }), 204);
+    ok(await server.request("POST", "/accounts/gus/mute", { token: eve.token, body: {} }), 204);
     const list = (await server.request("POST", "/lists", { token: eve.token, body: { title: "pals", public: true } }))
       .body;
     ok(await server.request("POST", `/lists/${list.id}`, { token: eve.token, body: { account_id: [fay.id] } }), 200);
@@ -58,6 +59,7 @@ describe("GET /accounts/{name}/export", () => {
     expect(doc.follows.map((f: { account: { id: string } }) => f.account.id)).toEqual([fay.id]);
     expect(doc.followers.map((f: { account: { id: string } }) => f.account.id)).toEqual([gus.id]);
     expect(doc.blocks.map((f: { account: { id: string } }) => f.account.id)).toEqual([hal.id]);
+    expect(doc.mutes.map((f: { account: { id: string } }) => f.account.id)).toEqual([gus.id]);
     expect(doc.lists).toEqual([
       expect.objectContaining({
         id: list.id,

@@ -1,5 +1,6 @@
 // The home timeline checks follows by a list of ids for accounts following few, and in SQL for
-// accounts following many (src/domain/timelines/service.ts): both give the same notes.
+// accounts following many (src/domain/timelines/service.ts): both give the same notes, and leave
+// out the same ones (a frozen followee's, a muted followee's).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -18,6 +19,10 @@ beforeAll(async () => {
   await server.request("POST", "/accounts/hs_frozen/follow", { token: moderator.token, body: {} });
   await server.request("POST", "/accounts/hs_followed/follow", { token: viewer.token, body: {} });
   await server.request("POST", "/accounts/hs_frozen/follow", { token: viewer.token, body: {} });
+  const muted = await account(server, "hs_muted");
+  await server.request("POST", "/accounts/hs_muted/follow", { token: viewer.token, body: {} });
+  await server.request("POST", "/notes", { token: muted.token, body: { content: "hs_muted public" } });
+  expect((await server.request("POST", "/accounts/hs_muted/mute", { token: viewer.token, body: {} })).status).toBe(204);
   await server.request("POST", "/notes", { token: frozen.token, body: { content: "hs_frozen public" } });
   const froze = await server.request("PUT", "/accounts/hs_frozen/freeze", { token: moderator.token, body: {} });
   expect(froze.status).toBe(204);
@@ -93,7 +98,7 @@ describe("home timeline strategies", () => {
       safe: await home("?has_attachment=true&no_nsfw=true"),
       pages: await allPages(),
     };
-    // The frozen followee's note is left out; the direct note to the caller too.
+    // The frozen followee's note is left out, the muted followee's, and the direct note to the caller.
     expect(sparse.all).toEqual([
       "a quote",
       "a reply",

@@ -1,10 +1,11 @@
 // Notes load the same whichever way a page is read: Prisma's include (notePage) and the one raw
 // statement of the timelines (notesSelectedBy) give equal note objects, field for field: author,
 // reactions in order, files in order, every id and date. And the visibility rule says the same
-// as a Prisma filter (visibleTo) and in SQL (audienceSql, unfrozenSql), for every kind of viewer.
+// as a Prisma filter (visibleTo) and in SQL (audienceSql, unfrozenSql), for every kind of viewer,
+// and so does the feeds' mute rule (unmuted, unmutedSql).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../src/db/client.ts";
-import { audienceSql, unfrozenSql, visibleTo } from "../src/domain/notes/visibility.ts";
+import { audienceSql, unfrozenSql, unmuted, unmutedSql, visibleTo } from "../src/domain/notes/visibility.ts";
 import type { CallerAccount } from "../src/domain/sessions/caller-cache.ts";
 import { notePage, notesSelectedBy } from "../src/domain/timelines/page.ts";
 import * as act from "./support/actions.ts";
@@ -79,6 +80,15 @@ describe("the visibility rule", () => {
         });
       }
     }
+    // Mutes: the follower's of the author, the moderator's of the frozen account.
+    for (const [who, muted] of [
+      [follower, "vr_author"],
+      [mod, "vr_frozen"],
+    ] as const) {
+      expect((await server.request("POST", `/accounts/${muted}/mute`, { token: who.token, body: {} })).status).toBe(
+        204,
+      );
+    }
     await server.request("PUT", "/accounts/vr_frozen/freeze", { token: mod.token, body: {} });
     const db = server.services.db;
     const authors = [BigInt(author.id), BigInt(frozen.id)];
@@ -104,6 +114,24 @@ describe("the visibility rule", () => {
         bySql.map((n) => n.id),
         viewer?.name ?? "nobody",
       ).toEqual(byPrisma.map((n) => n.id));
+      const inFeedByPrisma = await db.note.findMany({
+        where: { AND: [visibleTo(viewer), unmuted(viewer), { authorId: { in: authors } }] },
+        select: { id: true },
+        orderBy: { id: "asc" },
+      });
+      const inFeedBySql = await db.$queryRaw<{ id: bigint }[]>`
+        SELECT n.id FROM notes n
+        WHERE n.author_id = ANY(${authors}::bigint[]) AND ${audienceSql(viewer)} ${unfrozenSql(viewer)}
+          ${unmutedSql(viewer)}
+        ORDER BY n.id`;
+      expect(
+        inFeedBySql.map((n) => n.id),
+        `${viewer?.name ?? "nobody"}'s feeds`,
+      ).toEqual(inFeedByPrisma.map((n) => n.id));
+      // The mutes leave out what they should: the follower sees only the frozen account's
+      // (nothing, frozen), the moderator only the author's.
+      if (viewer?.name === "vr_follower") expect([bySql.length, inFeedBySql.length]).toEqual([3, 0]);
+      if (viewer?.name === "vr_mod") expect([bySql.length, inFeedBySql.length]).toEqual([4, 2]);
     }
     // The cases differ: nobody sees the author's public and home notes; a moderator, the frozen
     // account's too.

@@ -1,10 +1,10 @@
 // Search's page is selected in SQL (compileSearchSql, with the timelines' visibility rule in SQL)
-// for speed; its Prisma form (compileSearch with visibleTo) is the reference it is held equal to:
+// for speed; its Prisma form (compileSearch with visibleTo and unmuted) is the reference it is held equal to:
 // for random query trees over a vocabulary the fixtures use, both select the same notes, for an
-// anonymous caller, an account and a moderator.
+// anonymous caller, an account (muting another) and a moderator.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { audienceSql, unfrozenSql, visibleTo } from "../src/domain/notes/visibility.ts";
+import { audienceSql, unfrozenSql, unmuted, unmutedSql, visibleTo } from "../src/domain/notes/visibility.ts";
 import type { CallerAccount } from "../src/domain/sessions/caller-cache.ts";
 import { compileSearch, compileSearchSql } from "../src/search/postgres.ts";
 import type { SearchNode } from "../src/search/query.ts";
@@ -38,6 +38,9 @@ beforeAll(async () => {
     expect(renote.status).toBe(200);
   }
   await moderate(server, mod, "cid", "freeze");
+  const dee = await account(server, "dee");
+  await post(server, dee, { content: "osprey, heron and wren, muted" });
+  expect((await server.request("POST", "/accounts/dee/mute", { token: ana.token, body: {} })).status).toBe(204);
 }, 60_000);
 
 afterAll(() => server?.close());
@@ -45,7 +48,7 @@ afterAll(() => server?.close());
 const leaf: fc.Arbitrary<SearchNode> = fc.oneof(
   fc.constantFrom(...WORDS).map((text) => ({ kind: "keyword" as const, text })),
   fc.constantFrom("over the", "HERON AND", "at 50").map((text) => ({ kind: "phrase" as const, text })),
-  fc.constantFrom("ana", "ben", "cid", "nobody").map((name) => ({ kind: "from" as const, name })),
+  fc.constantFrom("ana", "ben", "cid", "dee", "nobody").map((name) => ({ kind: "from" as const, name })),
   fc.constantFrom("renote" as const, "quote" as const).map((value) => ({ kind: "is" as const, value })),
   fc.constantFrom("link" as const, "media" as const).map((value) => ({ kind: "has" as const, value })),
 );
@@ -75,13 +78,13 @@ describe("the SQL page of a search", () => {
     await fc.assert(
       fc.asyncProperty(tree, fc.constantFrom(...viewers), async (node, viewer) => {
         const byPrisma = await db.note.findMany({
-          where: { AND: [visibleTo(viewer), compileSearch(node, authors)] },
+          where: { AND: [visibleTo(viewer), unmuted(viewer), compileSearch(node, authors)] },
           orderBy: { id: "desc" },
           select: { id: true },
         });
         const bySql = await db.$queryRaw<{ id: bigint }[]>`
           SELECT n.id FROM notes n
-          WHERE ${compileSearchSql(node, authors)} AND ${audienceSql(viewer)} ${unfrozenSql(viewer)}
+          WHERE ${compileSearchSql(node, authors)} AND ${audienceSql(viewer)} ${unfrozenSql(viewer)} ${unmutedSql(viewer)}
           ORDER BY n.id DESC`;
         expect(bySql.map((n) => n.id)).toEqual(byPrisma.map((n) => n.id));
         sizes.add(bySql.length);
@@ -91,5 +94,9 @@ describe("the SQL page of a search", () => {
     // Not vacuous: the trees selected none, one and several of the notes.
     expect(Math.min(...sizes)).toBe(0);
     expect(sizes.size).toBeGreaterThan(3);
+    // Not vacuous either: the muted account's note is there for all but the account muting it.
+    const found = async (token?: string) =>
+      (await server.request("GET", "/search/notes?query=muted", { token })).body.length;
+    expect([await found(), await found(ana.token), await found(ben.token)]).toEqual([1, 0, 1]);
   }, 60_000);
 });

@@ -8,6 +8,7 @@ import { createAnnouncement } from "../domain/announcements/service.ts";
 import type { Services } from "../domain/context.ts";
 import { addCustomEmoji } from "../domain/emoji/service.ts";
 import { DomainError } from "../domain/errors.ts";
+import { findReports } from "../domain/reports/service.ts";
 import { createLogger } from "../log.ts";
 import { closeServices, createServices } from "../services.ts";
 import { reindexSearch } from "./reindex.ts";
@@ -147,6 +148,30 @@ program
       console.log(`copied ${report.copied} objects, ${report.skipped} already in the bucket`);
       if (report.missing.length)
         console.log(`${report.missing.length} missing from STORAGE_DIR: ${report.missing.slice(0, 20).join(", ")}`);
+    }),
+  );
+
+program
+  .command("reports")
+  .description("list open reports, newest first: id, date, reporter, reported account, notes named, comment")
+  .option("--resolved", "list resolved reports instead")
+  .action((options: { resolved?: boolean }) =>
+    withServices(async (services) => {
+      let beforeId: string | undefined;
+      for (;;) {
+        const page = await findReports(services, { resolved: options.resolved ?? false, beforeId }).catch((err) => {
+          if (err instanceof DomainError && err.code === "NOTHING_LEFT") return [];
+          throw err;
+        });
+        for (const r of page) {
+          const notes = r.noteIds.length ? ` notes ${r.noteIds.join(",")}` : "";
+          console.log(
+            `${r.id}\t${r.createdAt.toISOString()}\t${r.reporter.name} -> ${r.account.name}${notes}\t${JSON.stringify(r.comment)}`,
+          );
+        }
+        if (!page.length) break;
+        beforeId = page[page.length - 1].id.toString();
+      }
     }),
   );
 

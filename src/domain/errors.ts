@@ -57,6 +57,8 @@ export const ERROR_CODES = [
   "SERVICE_UNAVAILABLE",
   "UNAUTHORIZED",
   "IDEMPOTENCY_KEY_REUSED",
+  // CONTRACT 13
+  "REPORT_NOT_FOUND",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

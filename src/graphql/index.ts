@@ -7,6 +7,7 @@ import "./drive.ts";
 import "./note.ts";
 import "./social.ts";
 import "./notification.ts";
+import "./report.ts";
 import "./timeline.ts";
 import "./list.ts";
 import "./subscription.ts";

@@ -5,12 +5,21 @@ import { builder, done } from "./builder.ts";
 import { AFTER_DESCRIPTION, connectionType, page, pageComplexity } from "./connection.ts";
 
 const NotificationTypeEnum = builder.enumType("NotificationType", {
-  values: ["followed", "followRequested", "followAccepted", "mentioned", "renoted", "reacted", "listed"] as const,
+  values: [
+    "followed",
+    "followRequested",
+    "followAccepted",
+    "mentioned",
+    "renoted",
+    "reacted",
+    "listed",
+    "reported",
+  ] as const,
 });
 
 type NotificationRow = notifications.NotificationsPage["notifications"][number];
 
-const AccountActor = builder.objectRef<NotificationRow["actor"]>("AccountActor").implement({
+const AccountActor = builder.objectRef<NonNullable<NotificationRow["actor"]>>("AccountActor").implement({
   description: "An account caused the notification.",
   fields: (t) => ({ account: t.field({ type: AccountRef, resolve: (a) => a }) }),
 });
@@ -35,6 +44,11 @@ NotificationRef.implement({
     noteId: t.id({ nullable: true, resolve: (n) => n.noteId?.toString() ?? null }),
     content: t.string({ nullable: true, resolve: (n) => n.content }),
     listId: t.id({ nullable: true, resolve: (n) => n.listId?.toString() ?? null }),
+    reportId: t.id({
+      nullable: true,
+      description: "For `reported`: the report (moderators read it with `reports`).",
+      resolve: (n) => n.reportId?.toString() ?? null,
+    }),
     read: t.boolean({ resolve: (n) => n.readAt !== null }),
     createdAt: t.field({ type: "DateTime", resolve: (n) => n.createdAt }),
   }),

@@ -1,4 +1,4 @@
-// Follows, follow requests and blocks.
+// Follows, follow requests, blocks and mutes.
 import * as social from "../domain/social/service.ts";
 import { AccountConnection } from "./account.ts";
 import { builder, done } from "./builder.ts";
@@ -69,5 +69,10 @@ builder.mutationFields((t) => {
     ),
     block: byName(social.block, "Block an account: follows end both ways."),
     unblock: byName(social.unblock, "Unblock an account."),
+    mute: byName(
+      social.mute,
+      "Mute an account: its notes leave the caller's home, lists, conversations, search and streams, and it causes the caller no notifications.",
+    ),
+    unmute: byName(social.unmute, "Unmute an account."),
   };
 });

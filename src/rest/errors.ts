@@ -58,6 +58,7 @@ export const STATUS: Record<ErrorCode, number> = {
   SERVICE_UNAVAILABLE: 503,
   UNAUTHORIZED: 401,
   IDEMPOTENCY_KEY_REUSED: 409,
+  REPORT_NOT_FOUND: 404,
 };
 
 /** Per-route exceptions to STATUS, where the spec gives one code two statuses. */

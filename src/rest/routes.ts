@@ -7,6 +7,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { listRoutes } from "./routes/lists.ts";
 import { noteRoutes } from "./routes/notes.ts";
 import { notificationRoutes } from "./routes/notifications.ts";
+import { reportRoutes } from "./routes/reports.ts";
 import { searchRoutes } from "./routes/search.ts";
 import { socialRoutes } from "./routes/social.ts";
 import { streamingRoutes } from "./routes/streaming.ts";
@@ -21,6 +22,7 @@ export const routes: Route[] = [
   ...searchRoutes,
   ...driveRoutes,
   ...notificationRoutes,
+  ...reportRoutes,
   ...streamingRoutes,
   ...healthRoutes,
 ];

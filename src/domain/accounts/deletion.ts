@@ -291,6 +291,12 @@ const STEPS: Step[] = [
   (tx, accountId, limit) => tx.$executeRaw`
     DELETE FROM blocks WHERE blocked_id = ${accountId} AND blocker_id IN (
       SELECT blocker_id FROM blocks WHERE blocked_id = ${accountId} LIMIT ${limit})`,
+  (tx, accountId, limit) => tx.$executeRaw`
+    DELETE FROM mutes WHERE muter_id = ${accountId} AND muted_id IN (
+      SELECT muted_id FROM mutes WHERE muter_id = ${accountId} LIMIT ${limit})`,
+  (tx, accountId, limit) => tx.$executeRaw`
+    DELETE FROM mutes WHERE muted_id = ${accountId} AND muter_id IN (
+      SELECT muter_id FROM mutes WHERE muted_id = ${accountId} LIMIT ${limit})`,
   // Lists others put it in, then its own lists (their assignees with them).
   (tx, accountId, limit) => tx.$executeRaw`
     DELETE FROM list_members WHERE account_id = ${accountId} AND list_id IN (

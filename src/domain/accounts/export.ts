@@ -32,6 +32,7 @@ export interface AccountExport {
   follows: AsyncIterable<ExportedRelation>;
   followers: AsyncIterable<ExportedRelation>;
   blocks: AsyncIterable<ExportedRelation>;
+  mutes: AsyncIterable<ExportedRelation>;
   lists: AsyncIterable<ExportedList>;
   reactions: AsyncIterable<Reaction>;
   driveFiles: AsyncIterable<DriveFile>;
@@ -114,6 +115,18 @@ export async function exportAccount(ctx: Context, nameOrId: string): Promise<Acc
             take: PAGE,
           })
         ).map((b) => ({ account: b.blocked, createdAt: b.createdAt })),
+      PAGE,
+    ),
+    mutes: paged(
+      async (after) =>
+        (
+          await db.mute.findMany({
+            where: { muterId: id, muted: live, ...(after ? { mutedId: { gt: after.account.id } } : {}) },
+            include: { muted: { select: SUMMARY } },
+            orderBy: { mutedId: "asc" },
+            take: PAGE,
+          })
+        ).map((m) => ({ account: m.muted, createdAt: m.createdAt })),
       PAGE,
     ),
     lists: paged(

@@ -7,7 +7,7 @@ import { findPublicAccount, PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
-import { audienceSql, unfrozenSql, type Viewer } from "../notes/visibility.ts";
+import { audienceSql, unfrozenSql, unmutedSql, type Viewer } from "../notes/visibility.ts";
 import { notify } from "../notifications/notify.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
@@ -212,7 +212,7 @@ export async function listNotes<T = NoteView>(
   load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
 ): Promise<T[]> {
   const list = await readableList(ctx, listId);
-  return authorsPage(ctx, requireAccount(ctx), assigneesOf(list.id), query, load);
+  return authorsPage(ctx, requireAccount(ctx), assigneesOf(list.id), query, { feed: true }, load);
 }
 
 /**
@@ -222,5 +222,5 @@ export async function listNotes<T = NoteView>(
  */
 export function listRule(list: Prisma.Sql, viewer: Viewer): Prisma.Sql {
   return Prisma.sql`n.author_id IN (${assigneesOf(list)}) AND n.visibility <> 'direct'
-    AND ${audienceSql(viewer)} ${unfrozenSql(undefined)}`;
+    AND ${audienceSql(viewer)} ${unfrozenSql(undefined)} ${unmutedSql(viewer)}`;
 }

@@ -13,7 +13,7 @@ export type StreamKind = "home" | "global" | "list" | "notifications";
 export type LiveEvent =
   | { event: "note"; id: bigint; note: NoteView }
   | { event: "delete"; id: bigint }
-  | { event: "notification"; id: bigint; notification: Notification & { actor: PublicAccount } }
+  | { event: "notification"; id: bigint; notification: Notification & { actor: PublicAccount | null } }
   | { event: "announcement"; id: bigint; announcement: AnnouncementView };
 
 /** Why a stream ended: the client may reconnect (with Last-Event-ID) after any of them. */

@@ -7,7 +7,7 @@ import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount, publicColumnsOf } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
-import { type NotificationInput, notify, toOthers, toOthersSql } from "../notifications/notify.ts";
+import { type NotificationInput, notifiableSql, notify } from "../notifications/notify.ts";
 import { type NoteReactions, withReactions } from "../reactions/shown.ts";
 import { isModerator, optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
@@ -158,7 +158,7 @@ type Written = { createdAt: Date } & Pick<Account, "followersCount" | "following
 /**
  * The note's rows in one statement (one round trip, atomic on its own): the note, its
  * attachments in order, `notices` and a notice to each account named in `mentionedKeys`
- * (never to the author), the search outbox entry when Meilisearch is on, and the author's
+ * (each as notifiableSql allows), the search outbox entry when Meilisearch is on, and the author's
  * counter.
  */
 async function insertNote(
@@ -169,7 +169,6 @@ async function insertNote(
   notices: NotificationInput[],
   mentionedKeys: string[],
 ): Promise<Written> {
-  const sent = toOthers(notices);
   // An id for each name, used by as many as name an account.
   const mentionIds = mentionedKeys.map(() => ctx.ids.next());
   const [written] = await db.$queryRaw<Written[]>`
@@ -184,14 +183,15 @@ async function insertNote(
       FROM unnest(${files.map((f) => f.id)}::bigint[]) WITH ORDINALITY AS f(id, position)
     ), mentioned AS (
       SELECT a.id, row_number() OVER (ORDER BY a.id) AS i FROM accounts a
-      WHERE a.name_key = ANY(${mentionedKeys}::text[]) AND a.deleted_at IS NULL AND ${toOthersSql(Prisma.sql`a.id`, row.authorId)}
+      WHERE a.name_key = ANY(${mentionedKeys}::text[]) AND a.deleted_at IS NULL AND ${notifiableSql(Prisma.sql`a.id`, row.authorId)}
     ), notified AS (
       INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
       SELECT n.id, n.recipient_id, n.type::"NotificationType", n.actor_id, n.note_id, n.content
-      FROM unnest(${sent.map(() => ctx.ids.next())}::bigint[], ${sent.map((n) => n.recipientId)}::bigint[],
-        ${sent.map((n) => n.type)}::text[], ${sent.map((n) => n.actorId)}::bigint[],
-        ${sent.map((n) => n.noteId ?? null)}::bigint[], ${sent.map((n) => n.content ?? null)}::text[])
+      FROM unnest(${notices.map(() => ctx.ids.next())}::bigint[], ${notices.map((n) => n.recipientId)}::bigint[],
+        ${notices.map((n) => n.type)}::text[], ${notices.map((n) => n.actorId)}::bigint[],
+        ${notices.map((n) => n.noteId ?? null)}::bigint[], ${notices.map((n) => n.content ?? null)}::text[])
         AS n(id, recipient_id, type, actor_id, note_id, content)
+      WHERE ${notifiableSql(Prisma.sql`n.recipient_id`, Prisma.sql`n.actor_id`)}
       UNION ALL
       SELECT (${mentionIds}::bigint[])[m.i], m.id, 'mentioned', ${row.authorId}, ${row.id}, NULL FROM mentioned m
     ), indexed AS (

@@ -65,3 +65,26 @@ export function unfrozenSql(viewer: Pick<Account, "role"> | undefined, author?: 
     ? Prisma.sql`AND n.author_id NOT IN (SELECT a.id FROM accounts a WHERE a.frozen AND a.deleted_at IS NOT NULL)`
     : Prisma.sql`AND n.author_id NOT IN (SELECT a.id FROM accounts a WHERE a.frozen)`;
 }
+
+// Mutes (CONTRACT 13) are the viewer's choice, not the note's audience: a muted author's notes
+// stay visible (on the global timeline, its own timeline, by id) but leave the viewer's feeds:
+// home, lists, conversations, search and their streams. Every feed applies this one rule, in
+// either form (test/note-loading.test.ts holds them equal).
+
+/** Whether the viewer has not muted the author of a note. */
+export function unmuted(viewer: Pick<Account, "id"> | undefined): Prisma.NoteWhereInput {
+  return viewer ? { author: { mutedBy: { none: { muterId: viewer.id } } } } : {};
+}
+
+/**
+ * `AND <the viewer has not muted author>`, for note `n`'s author by default: one probe of the
+ * mutes' primary key (muter_id, muted_id), nothing for a viewer without an account.
+ */
+export function unmutedSql(
+  viewer: Viewer | undefined,
+  author: bigint | Prisma.Sql = Prisma.sql`n.author_id`,
+): Prisma.Sql {
+  return viewer
+    ? Prisma.sql`AND NOT EXISTS (SELECT FROM mutes m WHERE m.muter_id = ${viewer.id} AND m.muted_id = ${author})`
+    : Prisma.empty;
+}

@@ -1,8 +1,10 @@
 // Writing notifications (spec 6, CONTRACT 5): in the transaction of the act that causes them,
-// and never to oneself.
+// never to oneself, and never of an account the recipient muted (CONTRACT 13). Every notice is
+// written by a statement that asks notifiableSql, the one rule, of each row.
 import { Prisma } from "../../db/client.ts";
 import type { NotificationType } from "../../generated/prisma/client.ts";
 import type { Services } from "../context.ts";
+import { unmutedSql } from "../notes/visibility.ts";
 
 export interface NotificationInput {
   recipientId: bigint;
@@ -13,14 +15,12 @@ export interface NotificationInput {
   listId?: bigint;
 }
 
-/** The notices that may be sent: nobody is notified of their own act (CONTRACT 5). */
-export function toOthers<N extends Pick<NotificationInput, "recipientId" | "actorId">>(notices: N[]): N[] {
-  return notices.filter((n) => n.recipientId !== n.actorId);
-}
-
-/** The same rule in SQL, for notices written by a statement: `recipient` is not the actor. */
-export function toOthersSql(recipient: Prisma.Sql, actorId: bigint): Prisma.Sql {
-  return Prisma.sql`${recipient} <> ${actorId}`;
+/**
+ * Whether `recipient` hears of an act of `actor`, in SQL: not its own act (CONTRACT 5), nor one
+ * of an account it muted (a probe of the mutes' primary key, as the feeds make).
+ */
+export function notifiableSql(recipient: Prisma.Sql, actor: bigint | Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`${recipient} <> ${actor} ${unmutedSql({ id: recipient }, actor)}`;
 }
 
 export async function notify(
@@ -28,7 +28,9 @@ export async function notify(
   tx: Prisma.TransactionClient,
   input: NotificationInput,
 ): Promise<void> {
-  for (const notice of toOthers([input])) {
-    await tx.notification.create({ data: { id: services.ids.next(), ...notice } });
-  }
+  await tx.$executeRaw`
+    INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content, list_id)
+    SELECT ${services.ids.next()}, ${input.recipientId}, ${input.type}::"NotificationType", ${input.actorId},
+      ${input.noteId ?? null}::bigint, ${input.content ?? null}::text, ${input.listId ?? null}::bigint
+    WHERE ${notifiableSql(Prisma.sql`${input.recipientId}::bigint`, input.actorId)}`;
 }

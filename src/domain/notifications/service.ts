@@ -29,7 +29,8 @@ export interface AnnouncementView extends Announcement {
 
 export interface NotificationsPage {
   announcements: AnnouncementView[];
-  notifications: (Notification & { actor: PublicAccount })[];
+  /** `actor` null: the system caused it (spec 2.11), as for `reported`. */
+  notifications: (Notification & { actor: PublicAccount | null })[];
 }
 
 export async function listNotifications(ctx: Context, query: NotificationsQuery): Promise<NotificationsPage> {

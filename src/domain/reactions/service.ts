@@ -6,7 +6,7 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { findVisibleNote, type NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
-import { toOthersSql } from "../notifications/notify.ts";
+import { notifiableSql } from "../notifications/notify.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import { notesSelectedBy } from "../timelines/page.ts";
@@ -37,7 +37,7 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
       ), notified AS (
         INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
         SELECT ${ctx.ids.next()}, t.author_id, 'reacted'::"NotificationType", ${caller.id}, t.id, ${emoji}
-        FROM reacted r JOIN target t ON t.id = r.note_id WHERE ${toOthersSql(Prisma.sql`t.author_id`, caller.id)}
+        FROM reacted r JOIN target t ON t.id = r.note_id WHERE ${notifiableSql(Prisma.sql`t.author_id`, caller.id)}
       )
       SELECT EXISTS (SELECT FROM target) AS visible, (SELECT yes FROM blocked) AS blocked,
         EXISTS (SELECT FROM reacted) AS reacted`;

@@ -1,7 +1,7 @@
 // Searching notes (spec 4.7; CONTRACT 8): the query language over the notes the caller may
 // see, newest first, at most 100 a page. Meilisearch, when configured, only narrows the
 // candidates: PostgreSQL always applies the exact query and the visibility rule, so both
-// backends return the same notes.
+// backends return the same notes. Notes by authors the caller muted are left out (CONTRACT 13).
 import { Prisma } from "../../db/client.ts";
 import { indexCandidates } from "../../search/candidates.ts";
 import { compileSearchSql, fromNames, phraseCandidates } from "../../search/postgres.ts";
@@ -9,7 +9,7 @@ import { parseSearchQuery } from "../../search/query.ts";
 import { checkStorable, keyOf, localNameOf } from "../accounts/rules.ts";
 import type { Context } from "../context.ts";
 import type { NoteView } from "../notes/service.ts";
-import { audienceSql, unfrozenSql } from "../notes/visibility.ts";
+import { audienceSql, unfrozenSql, unmutedSql } from "../notes/visibility.ts";
 import { parseBeforeId } from "../paging.ts";
 import { optionalAccount } from "../sessions/caller.ts";
 import { type NoteLoader, notesSelectedBy } from "../timelines/page.ts";
@@ -55,7 +55,7 @@ export async function searchNotes<T = NoteView>(
   const take = Prisma.raw(String(Math.max(1, Math.min(Math.trunc(limit), SEARCH_PAGE + 1))));
   return load(
     ctx,
-    Prisma.sql`SELECT n.* FROM notes n WHERE ${Prisma.join(conditions, " AND ")} ${unfrozenSql(viewer)}
+    Prisma.sql`SELECT n.* FROM notes n WHERE ${Prisma.join(conditions, " AND ")} ${unfrozenSql(viewer)} ${unmutedSql(viewer)}
       ORDER BY n.id DESC LIMIT ${take}`,
   );
 }

@@ -52,6 +52,9 @@ export function isModerator(account: Pick<Account, "role">): boolean {
   return roleRank(account) >= RANK.moderator;
 }
 
+/** The roles isModerator holds for, to find every moderator in one query. */
+export const MODERATOR_ROLES = (Object.keys(RANK) as Account["role"][]).filter((role) => isModerator({ role }));
+
 /** The caller, who must be a moderator or higher. */
 export function requireModerator(ctx: Context): CallerAccount {
   const account = requireAccount(ctx);

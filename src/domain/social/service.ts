@@ -1,5 +1,5 @@
 // The social graph (spec 3.3, 4.1; CONTRACT 4): follows, follow requests to locked accounts,
-// and blocks. Counters on accounts move in the same transaction as the rows they count.
+// blocks and mutes. Counters on accounts move in the same transaction as the rows they count.
 import { type Prisma, uniqueViolation } from "../../db/client.ts";
 import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
@@ -208,4 +208,19 @@ export async function block(ctx: Context, nameOrId: string): Promise<void> {
 export async function unblock(ctx: Context, nameOrId: string): Promise<void> {
   const { caller, other } = await target(ctx, nameOrId);
   await ctx.db.block.deleteMany({ where: { blockerId: caller.id, blockedId: other.id } });
+}
+
+/**
+ * Mutes an account (CONTRACT 13): its notes leave the caller's feeds and it causes the caller no
+ * notifications (src/domain/notes/visibility.ts unmuted, the one rule). Nothing else changes,
+ * and nobody but the caller can tell. Idempotent.
+ */
+export async function mute(ctx: Context, nameOrId: string): Promise<void> {
+  const { caller, other } = await target(ctx, nameOrId);
+  await ctx.db.mute.createMany({ data: [{ muterId: caller.id, mutedId: other.id }], skipDuplicates: true });
+}
+
+export async function unmute(ctx: Context, nameOrId: string): Promise<void> {
+  const { caller, other } = await target(ctx, nameOrId);
+  await ctx.db.mute.deleteMany({ where: { muterId: caller.id, mutedId: other.id } });
 }

@@ -4,7 +4,7 @@ import { Prisma, queryRows } from "../../db/client.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
-import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
+import { audienceSql, unfrozenSql, unmutedSql, visibleTo } from "../notes/visibility.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import {
   type NoteReactions,
@@ -80,13 +80,15 @@ export async function notesWhere<T = NoteView>(
  * apart: a home timeline of few followees, a list, an account's notes. Each author's newest
  * notes are read from the (author, id) index, a page at most, and the pages merged, where a walk
  * of the notes' primary key would skip every note by someone else. Authors' frozen flags are
- * read once per author, not per note.
+ * read once per author, not per note, and so are the viewer's mutes for a feed of the viewer's
+ * (home, a list: `feed`), where a muted author's notes are not read at all.
  */
 export async function authorsPage<T = NoteView>(
   ctx: Context,
   viewer: CallerAccount | undefined,
   authors: bigint | Prisma.Sql,
   query: TimelineQuery,
+  { feed }: { feed: boolean },
   load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
 ): Promise<T[]> {
   const before = parseBeforeId(query.beforeId);
@@ -100,7 +102,7 @@ export async function authorsPage<T = NoteView>(
       ORDER BY n.id DESC LIMIT ${limit}
     ) n
     WHERE ${typeof authors === "bigint" ? Prisma.sql`a.id = ${authors}` : Prisma.sql`a.id IN (${authors})`}
-      ${unfrozenSql(viewer, Prisma.raw("a"))}
+      ${unfrozenSql(viewer, Prisma.raw("a"))} ${feed ? unmutedSql(viewer, Prisma.sql`a.id`) : Prisma.empty}
     ORDER BY n.id DESC LIMIT ${limit}`;
   return timelinePage(before, await load(ctx, page));
 }

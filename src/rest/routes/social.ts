@@ -1,4 +1,5 @@
-// Routes of the social graph: follow (spec 4.1), follow requests and blocks (CONTRACT 4).
+// Routes of the social graph: follow (spec 4.1), follow requests and blocks (CONTRACT 4), mutes
+// (CONTRACT 13).
 import { z } from "zod";
 import * as social from "../../domain/social/service.ts";
 import { querySnowflake } from "../query.ts";
@@ -37,6 +38,26 @@ function blockRoute(method: "POST" | "DELETE") {
     errors: ["ACCOUNT_NOT_FOUND"],
     run: (ctx, { params }) =>
       method === "POST" ? social.block(ctx, params.account_name) : social.unblock(ctx, params.account_name),
+    reply: () => ({ status: 204 }),
+  });
+}
+
+function muteRoute(method: "POST" | "DELETE") {
+  return route({
+    method,
+    path: "/accounts/:account_name/mute",
+    summary:
+      method === "POST"
+        ? "Mute an account: its notes leave the caller's home, lists, conversations, search and streams, and it causes the caller no notifications; only the caller knows (CONTRACT 13)"
+        : "Unmute (CONTRACT 13)",
+    tag: "social",
+    auth: "required",
+    params: accountParams,
+    body: emptyBody,
+    success: { status: 204, description: "done (also when it already was)" },
+    errors: ["ACCOUNT_NOT_FOUND"],
+    run: (ctx, { params }) =>
+      method === "POST" ? social.mute(ctx, params.account_name) : social.unmute(ctx, params.account_name),
     reply: () => ({ status: 204 }),
   });
 }
@@ -113,4 +134,6 @@ export const socialRoutes = [
   answerRoute(false),
   blockRoute("POST"),
   blockRoute("DELETE"),
+  muteRoute("POST"),
+  muteRoute("DELETE"),
 ];

@@ -100,6 +100,7 @@ export const AccountExportShape = named(
     follows: z.array(ExportedRelationShape).describe("accounts it follows"),
     followers: z.array(ExportedRelationShape).describe("accounts following it"),
     blocks: z.array(ExportedRelationShape).describe("accounts it blocks"),
+    mutes: z.array(ExportedRelationShape).describe("accounts it mutes"),
     lists: z.array(ExportedListShape),
     reactions: z.array(ExportedReactionShape),
     drive_files: z.array(ExportedDriveFileShape),
@@ -142,6 +143,7 @@ function sections(ctx: Context, exp: AccountExport): [string, AsyncIterable<unkn
     section("follows", exp.follows, (r: ExportedRelation) => relationView(ctx, r)),
     section("followers", exp.followers, (r: ExportedRelation) => relationView(ctx, r)),
     section("blocks", exp.blocks, (r: ExportedRelation) => relationView(ctx, r)),
+    section("mutes", exp.mutes, (r: ExportedRelation) => relationView(ctx, r)),
     section("lists", exp.lists, (l: ExportedList) => ({
       id: l.id.toString(),
       title: l.title,

@@ -20,14 +20,24 @@ export const ActorShape = named(
 
 export const NotificationShape = named(
   "Notification",
-  "A notification (spec 2.11); `listId` for the extension type `listed`.",
+  "A notification (spec 2.11); `listId` for the extension type `listed`, `reportId` for `reported` (a report to moderators, from the system actor).",
   z.strictObject({
     id: Snowflake,
-    type: z.enum(["followed", "followRequested", "followAccepted", "mentioned", "renoted", "reacted", "listed"]),
+    type: z.enum([
+      "followed",
+      "followRequested",
+      "followAccepted",
+      "mentioned",
+      "renoted",
+      "reacted",
+      "listed",
+      "reported",
+    ]),
     actor: ActorShape,
     noteId: Snowflake.optional(),
     content: z.string().optional(),
     listId: Snowflake.optional(),
+    reportId: Snowflake.optional(),
     createdAt: Timestamp,
   }),
 );
@@ -81,10 +91,13 @@ export function notificationsPageView(
     notifications: page.notifications.map((n) => ({
       id: n.id.toString(),
       type: n.type,
-      actor: { type: "account", account: accountSummaryView(ctx, n.actor) },
+      actor: n.actor
+        ? { type: "account" as const, account: accountSummaryView(ctx, n.actor) }
+        : { type: "system" as const, system: {} },
       ...(n.noteId === null ? {} : { noteId: n.noteId.toString() }),
       ...(n.content === null ? {} : { content: n.content }),
       ...(n.listId === null ? {} : { listId: n.listId.toString() }),
+      ...(n.reportId === null ? {} : { reportId: n.reportId.toString() }),
       createdAt: n.createdAt.toISOString(),
     })),
   };

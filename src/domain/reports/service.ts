@@ -1,0 +1,106 @@
+// Reports (CONTRACT 13): an account reports another to the moderators, with a comment and notes
+// of its as evidence; every moderator and admin hears of it from the system (spec 2.11's
+// `system` actor, a `reported` notification carrying the report's id); moderators list them,
+// newest first, and resolve them.
+import { parseSnowflake } from "../../db/snowflake.ts";
+import type { Report } from "../../generated/prisma/client.ts";
+import { checkStorable, codePoints } from "../accounts/rules.ts";
+import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
+import type { Context, Services } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import { visibleTo } from "../notes/visibility.ts";
+import { parseBeforeId, timelinePage } from "../paging.ts";
+import { MODERATOR_ROLES, requireAccount, requireModerator } from "../sessions/caller.ts";
+
+/** Characters (code points) a report's comment holds at most. */
+export const COMMENT_MAX = 1000;
+/** Notes a report names at most. */
+export const REPORT_NOTES_MAX = 20;
+export const REPORTS_PAGE = 40;
+
+export interface ReportInput {
+  comment?: string;
+  noteIds?: string[];
+}
+
+export interface ReportView extends Report {
+  reporter: PublicAccount;
+  account: PublicAccount;
+}
+
+const REPORT_INCLUDE = {
+  reporter: { select: PUBLIC_ACCOUNT_SELECT },
+  account: { select: PUBLIC_ACCOUNT_SELECT },
+} as const;
+
+/**
+ * Reports an account (not oneself). The notes must be the account's and seen by the caller,
+ * each named once or more (kept once). The report and its notifications are written together.
+ */
+export async function createReport(ctx: Context, nameOrId: string, input: ReportInput): Promise<{ id: bigint }> {
+  const reporter = requireAccount(ctx);
+  const comment = input.comment ?? "";
+  checkStorable(comment);
+  if (codePoints(comment) > COMMENT_MAX) throw new DomainError("INVALID_REQUEST");
+  const named = input.noteIds ?? [];
+  if (named.length > REPORT_NOTES_MAX) throw new DomainError("INVALID_REQUEST");
+  const account = await findPublicAccount(ctx, nameOrId);
+  if (account.id === reporter.id) throw new DomainError("INVALID_REQUEST");
+  const ids = [...new Set(named.map((text) => parseSnowflake(text)))];
+  if (ids.some((id) => id === undefined)) throw new DomainError("NOTE_NOT_FOUND");
+  const noteIds = ids as bigint[];
+  const seen = noteIds.length
+    ? await ctx.db.note.count({ where: { AND: [{ id: { in: noteIds }, authorId: account.id }, visibleTo(reporter)] } })
+    : 0;
+  if (seen !== noteIds.length) throw new DomainError("NOTE_NOT_FOUND");
+  const id = ctx.ids.next();
+  await ctx.db.$transaction(async (tx) => {
+    await tx.report.create({ data: { id, reporterId: reporter.id, accountId: account.id, comment, noteIds } });
+    const moderators = await tx.account.findMany({
+      where: { role: { in: MODERATOR_ROLES }, id: { not: reporter.id } },
+      select: { id: true },
+    });
+    await tx.notification.createMany({
+      data: moderators.map((m) => ({ id: ctx.ids.next(), recipientId: m.id, type: "reported", reportId: id })),
+    });
+  });
+  return { id };
+}
+
+export interface ReportsQuery {
+  /** Open (false, the default) or resolved (true) reports. */
+  resolved?: boolean;
+  beforeId?: string;
+  /** At most REPORTS_PAGE + 1 (GraphQL asks one more to know if there is a next page). */
+  limit?: number;
+}
+
+/** Reports for moderators, newest first, REPORTS_PAGE a page, paged by `beforeId` as timelines are. */
+export async function listReports(ctx: Context, query: ReportsQuery = {}): Promise<ReportView[]> {
+  requireModerator(ctx);
+  return findReports(ctx, query);
+}
+
+/** listReports without a caller: for the operator CLI, who is no account. */
+export async function findReports(services: Services, query: ReportsQuery = {}): Promise<ReportView[]> {
+  const before = parseBeforeId(query.beforeId);
+  const reports = await services.db.report.findMany({
+    where: { resolved: query.resolved ?? false, ...(before === undefined ? {} : { id: { lt: before } }) },
+    orderBy: { id: "desc" },
+    take: Math.min(query.limit ?? REPORTS_PAGE, REPORTS_PAGE + 1),
+    include: REPORT_INCLUDE,
+  });
+  return timelinePage(before, reports);
+}
+
+/** Closes a report; closing a closed one changes nothing. */
+export async function resolveReport(ctx: Context, reportId: string): Promise<void> {
+  requireModerator(ctx);
+  const id = parseSnowflake(reportId);
+  if (id === undefined) throw new DomainError("REPORT_NOT_FOUND");
+  const { count } = await ctx.db.report.updateMany({
+    where: { id, resolved: false },
+    data: { resolved: true, resolvedAt: new Date() },
+  });
+  if (count === 0 && !(await ctx.db.report.count({ where: { id } }))) throw new DomainError("REPORT_NOT_FOUND");
+}

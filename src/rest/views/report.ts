@@ -1,0 +1,40 @@
+// The report (CONTRACT 13) as moderators read it, and what its creation answers.
+import { z } from "zod";
+import type { Context } from "../../domain/context.ts";
+import type { ReportView } from "../../domain/reports/service.ts";
+import { AccountSummaryShape, accountSummaryView } from "./account.ts";
+import { named, Snowflake, Timestamp } from "./wire.ts";
+
+export const ReportCreatedShape = named(
+  "ReportCreated",
+  "The id of a new report (CONTRACT 13).",
+  z.strictObject({ id: Snowflake }),
+);
+
+export const ReportShape = named(
+  "Report",
+  "A report of an account to the moderators (CONTRACT 13): who reported whom, why, and the notes named.",
+  z.strictObject({
+    id: Snowflake,
+    reporter: AccountSummaryShape,
+    account: AccountSummaryShape,
+    comment: z.string(),
+    note_ids: z.array(Snowflake),
+    created_at: Timestamp,
+    resolved: z.boolean(),
+    resolved_at: Timestamp.nullable().describe("when a moderator resolved it; null while open"),
+  }),
+);
+
+export function reportView(ctx: Context, r: ReportView): z.infer<typeof ReportShape> {
+  return {
+    id: r.id.toString(),
+    reporter: accountSummaryView(ctx, r.reporter),
+    account: accountSummaryView(ctx, r.account),
+    comment: r.comment,
+    note_ids: r.noteIds.map(String),
+    created_at: r.createdAt.toISOString(),
+    resolved: r.resolved,
+    resolved_at: r.resolvedAt?.toISOString() ?? null,
+  };
+}
