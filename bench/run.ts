@@ -51,6 +51,19 @@ function median(loads: Load[]): Load {
   return [...loads].sort((a, b) => a.reqPerSec - b.reqPerSec)[Math.floor(loads.length / 2)];
 }
 
+/** The last run's figures (bench/results.json before this run writes it), shown beside the new ones. */
+const previous = (() => {
+  try {
+    return JSON.parse(fs.readFileSync(new URL("./results.json", import.meta.url), "utf8")) as {
+      date?: string;
+      atLarge?: Record<string, Load>;
+      bareHome?: Load;
+    };
+  } catch {
+    return {};
+  }
+})();
+
 const server = await startBenchServer();
 const config = loadConfig({
   ...process.env,
@@ -238,6 +251,8 @@ try {
         "p50 ms": l.p50,
         "p99 ms": l.p99,
         [`p99 at ${SMALL / 1000}k notes`]: atSmall[name]?.p99 ?? "",
+        "before req/s": previous.atLarge?.[name]?.reqPerSec ?? "",
+        "before p99": previous.atLarge?.[name]?.p99 ?? "",
         "queries/page": queriesPerPage[name] ?? "",
         "seq scan of notes": name in plans ? /Seq Scan on notes/.test(plans[name]) : "",
         errors: l.errors,
@@ -248,20 +263,23 @@ try {
     "req/s": bareHome.reqPerSec,
     "p50 ms": bareHome.p50,
     "p99 ms": bareHome.p99,
+    "before req/s": previous.bareHome?.reqPerSec ?? "",
+    "before p99": previous.bareHome?.p99 ?? "",
     errors: bareHome.errors,
   } as never;
   const home = atLarge["home timeline"];
   const goals = {
-    "REST home >= 0.6x bare": `${(home.reqPerSec / bareHome.reqPerSec).toFixed(2)}x`,
+    "REST home >= 0.8x bare": `${(home.reqPerSec / bareHome.reqPerSec).toFixed(2)}x`,
     "timeline p99 at 1M <= 1.5x p99 at 10k": Object.fromEntries(
       Object.keys(pages).map((name) => [name, `${(atLarge[name].p99 / Math.max(atSmall[name].p99, 1)).toFixed(2)}x`]),
     ),
     "home p99 < 50 ms (viewer follows 5,000)": `${home.p99} ms`,
-    "GraphQL home >= 0.8x REST": `${(atLarge["GraphQL home timeline"].reqPerSec / home.reqPerSec).toFixed(2)}x`,
+    "GraphQL home >= 0.9x REST": `${(atLarge["GraphQL home timeline"].reqPerSec / home.reqPerSec).toFixed(2)}x`,
+    "keyword search >= 150 req/s": `${atLarge["search (keyword)"].reqPerSec} req/s`,
     "note creation >= 1,000/s": `${atLarge["create note"].reqPerSec}/s by one account, ${atLarge["create note (32 authors)"].reqPerSec}/s by 32`,
   };
   console.log(
-    `\nMurmur on ${machine}; ${totalNotes.toLocaleString("en")} notes by ${accounts.toLocaleString("en")} accounts (notes seeded at ${notesPerSecond.toLocaleString("en")}/s in ${seedSeconds.toFixed(0)} s); 32 connections:\n`,
+    `\nMurmur on ${machine}; ${totalNotes.toLocaleString("en")} notes by ${accounts.toLocaleString("en")} accounts (notes seeded at ${notesPerSecond.toLocaleString("en")}/s in ${seedSeconds.toFixed(0)} s); 32 connections; "before": the run of ${previous.date ?? "(none)"}:\n`,
   );
   console.table(rows);
   console.log("\nGoals:", JSON.stringify(goals, null, 2));
