@@ -8,6 +8,7 @@ import * as act from "./support/actions.ts";
 import { account, PASSPHRASE, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
+import { openSse, type SseClient } from "./support/sse.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -271,6 +272,51 @@ describe("DELETE /accounts/{name}", () => {
     const after = await gql("{ viewer { __typename } }", {});
     expect(after.status).toBe(401);
     expect(after.body.errors[0].extensions.code).toBe("INVALID_TOKEN");
+  });
+});
+
+describe("live streams", () => {
+  it("hear `delete` for each of the account's notes, and the account's own streams end", async () => {
+    const [lea, max] = [await account(server, "lea"), await account(server, "max")];
+    await act.follow(server, max, lea);
+    const shown = [
+      (await act.post(server, lea, { content: "one" })).id,
+      (await act.post(server, lea, { content: "two" })).id,
+    ];
+    const followersOnly = (await act.post(server, lea, { content: "three", visibility: "followers" })).id;
+    const address = await server.app.listen({ port: 0, host: "127.0.0.1" });
+    const streams: SseClient[] = [];
+    try {
+      const open = async (path: string, who?: TestAccount) => {
+        const stream = await openSse(`${address}${path}`, who ? { authorization: `Bearer ${who.token}` } : {});
+        streams.push(stream);
+        expect(stream.status).toBe(200);
+        return stream;
+      };
+      const global = await open("/streaming/global");
+      const maxHome = await open("/streaming/home", max);
+      const own = [await open("/streaming/home", lea), await open("/streaming/notifications", lea)];
+      let ended = 0;
+      for (const s of own) void s.ended.then(() => ended++);
+
+      ok(await server.request("DELETE", "/accounts/lea", { token: lea.token, body: { passphrase: PASSPHRASE } }), 204);
+
+      const deleted = async (stream: SseClient, n: number) => {
+        await stream.event(n - 1);
+        expect(stream.events.every((e) => e.event === "delete")).toBe(true);
+        return stream.events.map((e) => JSON.parse(e.data).id).sort();
+      };
+      expect(await deleted(global, shown.length)).toEqual([...shown].sort());
+      expect(await deleted(maxHome, shown.length + 1)).toEqual([...shown, followersOnly].sort());
+      await Promise.race([
+        Promise.all(own.map((s) => s.ended)),
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`${ended} of 2 streams ended`)), 5_000)),
+      ]);
+      // Nothing more came: one event a note.
+      expect([global.events.length, maxHome.events.length]).toEqual([shown.length, shown.length + 1]);
+    } finally {
+      for (const s of streams) s.close();
+    }
   });
 });
 
