@@ -273,6 +273,59 @@ describe("DELETE /accounts/{name}", () => {
     expect(after.status).toBe(401);
     expect(after.body.errors[0].extensions.code).toBe("INVALID_TOKEN");
   });
+
+  it("GraphQL: only the owner with its passphrase or an admin; afterwards the name is reserved and the account gone", async () => {
+    const [hugo, ivan, root] = await Promise.all([
+      account(server, "hugo"),
+      account(server, "ivan"),
+      account(server, "root", "admin"),
+    ]);
+    const gql = async (query: string, variables: Record<string, unknown>, who?: TestAccount) => {
+      const answer = await server.request("POST", "/graphql", { token: who?.token, body: { query, variables } });
+      expect(answer.body.errors, JSON.stringify(answer.body.errors)).toBeUndefined();
+      return answer.body.data;
+    };
+    const DELETE = `mutation ($name: String!, $passphrase: String) {
+      deleteAccount(name: $name, passphrase: $passphrase) {
+        ... on DomainError { code } ... on MutationDeleteAccountSuccess { data } } }`;
+    const deleteAs = async (who: TestAccount, name: string, passphrase?: string) =>
+      (await gql(DELETE, { name, passphrase }, who)).deleteAccount;
+    expect(await deleteAs(hugo, "hugo")).toEqual({ code: "NO_PERMISSION" });
+    expect(await deleteAs(ivan, "hugo", PASSPHRASE)).toEqual({ code: "NO_PERMISSION" });
+    expect(await deleteAs(root, "nobody-here")).toEqual({ code: "ACCOUNT_NOT_FOUND" });
+    const anonymous = await server.request("POST", "/graphql", {
+      body: { query: DELETE, variables: { name: "hugo", passphrase: PASSPHRASE } },
+    });
+    expect([anonymous.status, anonymous.body.errors[0].extensions.code]).toEqual([401, "UNAUTHORIZED"]);
+    // An admin, without a passphrase.
+    expect(await deleteAs(root, "hugo")).toEqual({ data: true });
+    expect(await leftovers(server, hugo.id)).toEqual({});
+    const CREATE = `mutation ($name: String!) {
+      createAccount(input: { name: $name, email: "hugo-again@example.com", passphrase: "correct-horse-battery", captchaToken: "ok" }) {
+        __typename ... on DomainError { code } } }`;
+    expect((await gql(CREATE, { name: "HUGO" })).createAccount).toEqual({
+      __typename: "DomainError",
+      code: "ACCOUNT_NAME_IN_USE",
+    });
+    for (const name of ["hugo", hugo.id]) {
+      expect(
+        (await gql("query ($name: String!) { account(name: $name) { ... on DomainError { code } } }", { name }, ivan))
+          .account,
+      ).toEqual({ code: "ACCOUNT_NOT_FOUND" });
+    }
+    expect((await gql('mutation { follow(name: "hugo") { ... on DomainError { code } } }', {}, ivan)).follow).toEqual({
+      code: "ACCOUNT_NOT_FOUND",
+    });
+    const login = await gql(
+      'mutation { login(name: "hugo", passphrase: "correct-horse-battery", captchaToken: "ok") { ... on DomainError { code } } }',
+      {},
+    );
+    expect(login.login).toEqual({ code: "FAILED_TO_LOGIN" });
+    const refresh = await gql("mutation ($t: String!) { refresh(refreshToken: $t) { ... on DomainError { code } } }", {
+      t: hugo.refreshToken,
+    });
+    expect(refresh.refresh).toEqual({ code: "INVALID_TOKEN" });
+  });
 });
 
 describe("live streams", () => {
