@@ -137,6 +137,10 @@ describe("GraphQL followers and following", () => {
         .reverse()
         .map((f) => f.id),
     );
+    expect(await gql({ name: "star", first: 41 }, star)).toEqual({
+      followers: { __typename: "DomainError", code: "INVALID_REQUEST" },
+      following: { __typename: "DomainError", code: "INVALID_REQUEST" },
+    });
     expect(await gql({ name: "nobody" })).toEqual({
       followers: { __typename: "DomainError", code: "ACCOUNT_NOT_FOUND" },
       following: { __typename: "DomainError", code: "ACCOUNT_NOT_FOUND" },

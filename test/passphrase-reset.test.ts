@@ -80,6 +80,34 @@ describe("passphrase reset", () => {
   });
 });
 
+describe("a reset token", () => {
+  it("lives one hour: an expired one is INVALID_TOKEN, through REST and GraphQL", async () => {
+    const eli = await account(server, "eli");
+    const asked = await server.request("POST", "/accounts/eli/reset_passphrase", { body: { captcha_token: "ok" } });
+    expect(asked.status).toBe(204);
+    const [token] = await resetTokens(1, 3_000, eli.email);
+    const { db } = server.services;
+    const stored = await db.emailToken.findFirstOrThrow({
+      where: { accountId: BigInt(eli.id), purpose: "passphrase_reset" },
+    });
+    const lifetime = stored.expiresAt.getTime() - stored.createdAt.getTime();
+    expect(Math.abs(lifetime - 60 * 60_000)).toBeLessThan(5_000);
+    await db.emailToken.update({ where: { id: stored.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    const rest = await server.request("POST", "/accounts/eli/passphrase", {
+      body: { token, passphrase: "a-new-strong-passphrase" },
+    });
+    expect([rest.status, rest.body]).toEqual([400, { error: "INVALID_TOKEN" }]);
+    const graphql = await server.request("POST", "/graphql", {
+      body: {
+        query: `mutation ($token: String!) { resetPassphrase(name: "eli", token: $token, passphrase: "a-new-strong-passphrase") { ... on DomainError { code } } }`,
+        variables: { token },
+      },
+    });
+    expect(graphql.body.data.resetPassphrase).toEqual({ code: "INVALID_TOKEN" });
+    expect((await server.request("GET", "/timeline/home", { token: eli.token })).status).toBe(200);
+  });
+});
+
 describe("nothing tells whether the account exists", () => {
   it("an account and nobody cost the same SQL statements before the answer, and the mail goes out after it", async () => {
     const cy = await account(server, "cy");
