@@ -8,6 +8,7 @@ import * as act from "./support/actions.ts";
 import { account, PASSPHRASE, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
+import { openSse, type SseClient } from "./support/sse.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -271,6 +272,104 @@ describe("DELETE /accounts/{name}", () => {
     const after = await gql("{ viewer { __typename } }", {});
     expect(after.status).toBe(401);
     expect(after.body.errors[0].extensions.code).toBe("INVALID_TOKEN");
+  });
+
+  it("GraphQL: only the owner with its passphrase or an admin; afterwards the name is reserved and the account gone", async () => {
+    const [hugo, ivan, root] = await Promise.all([
+      account(server, "hugo"),
+      account(server, "ivan"),
+      account(server, "root", "admin"),
+    ]);
+    const gql = async (query: string, variables: Record<string, unknown>, who?: TestAccount) => {
+      const answer = await server.request("POST", "/graphql", { token: who?.token, body: { query, variables } });
+      expect(answer.body.errors, JSON.stringify(answer.body.errors)).toBeUndefined();
+      return answer.body.data;
+    };
+    const DELETE = `mutation ($name: String!, $passphrase: String) {
+      deleteAccount(name: $name, passphrase: $passphrase) {
+        ... on DomainError { code } ... on MutationDeleteAccountSuccess { data } } }`;
+    const deleteAs = async (who: TestAccount, name: string, passphrase?: string) =>
+      (await gql(DELETE, { name, passphrase }, who)).deleteAccount;
+    expect(await deleteAs(hugo, "hugo")).toEqual({ code: "NO_PERMISSION" });
+    expect(await deleteAs(ivan, "hugo", PASSPHRASE)).toEqual({ code: "NO_PERMISSION" });
+    expect(await deleteAs(root, "nobody-here")).toEqual({ code: "ACCOUNT_NOT_FOUND" });
+    const anonymous = await server.request("POST", "/graphql", {
+      body: { query: DELETE, variables: { name: "hugo", passphrase: PASSPHRASE } },
+    });
+    expect([anonymous.status, anonymous.body.errors[0].extensions.code]).toEqual([401, "UNAUTHORIZED"]);
+    // An admin, without a passphrase.
+    expect(await deleteAs(root, "hugo")).toEqual({ data: true });
+    expect(await leftovers(server, hugo.id)).toEqual({});
+    const CREATE = `mutation ($name: String!) {
+      createAccount(input: { name: $name, email: "hugo-again@example.com", passphrase: "correct-horse-battery", captchaToken: "ok" }) {
+        __typename ... on DomainError { code } } }`;
+    expect((await gql(CREATE, { name: "HUGO" })).createAccount).toEqual({
+      __typename: "DomainError",
+      code: "ACCOUNT_NAME_IN_USE",
+    });
+    for (const name of ["hugo", hugo.id]) {
+      expect(
+        (await gql("query ($name: String!) { account(name: $name) { ... on DomainError { code } } }", { name }, ivan))
+          .account,
+      ).toEqual({ code: "ACCOUNT_NOT_FOUND" });
+    }
+    expect((await gql('mutation { follow(name: "hugo") { ... on DomainError { code } } }', {}, ivan)).follow).toEqual({
+      code: "ACCOUNT_NOT_FOUND",
+    });
+    const login = await gql(
+      'mutation { login(name: "hugo", passphrase: "correct-horse-battery", captchaToken: "ok") { ... on DomainError { code } } }',
+      {},
+    );
+    expect(login.login).toEqual({ code: "FAILED_TO_LOGIN" });
+    const refresh = await gql("mutation ($t: String!) { refresh(refreshToken: $t) { ... on DomainError { code } } }", {
+      t: hugo.refreshToken,
+    });
+    expect(refresh.refresh).toEqual({ code: "INVALID_TOKEN" });
+  });
+});
+
+describe("live streams", () => {
+  it("hear `delete` for each of the account's notes, and the account's own streams end", async () => {
+    const [lea, max] = [await account(server, "lea"), await account(server, "max")];
+    await act.follow(server, max, lea);
+    const shown = [
+      (await act.post(server, lea, { content: "one" })).id,
+      (await act.post(server, lea, { content: "two" })).id,
+    ];
+    const followersOnly = (await act.post(server, lea, { content: "three", visibility: "followers" })).id;
+    const address = await server.app.listen({ port: 0, host: "127.0.0.1" });
+    const streams: SseClient[] = [];
+    try {
+      const open = async (path: string, who?: TestAccount) => {
+        const stream = await openSse(`${address}${path}`, who ? { authorization: `Bearer ${who.token}` } : {});
+        streams.push(stream);
+        expect(stream.status).toBe(200);
+        return stream;
+      };
+      const global = await open("/streaming/global");
+      const maxHome = await open("/streaming/home", max);
+      const own = [await open("/streaming/home", lea), await open("/streaming/notifications", lea)];
+      let ended = 0;
+      for (const s of own) void s.ended.then(() => ended++);
+
+      ok(await server.request("DELETE", "/accounts/lea", { token: lea.token, body: { passphrase: PASSPHRASE } }), 204);
+
+      const deleted = async (stream: SseClient, n: number) => {
+        await stream.event(n - 1);
+        expect(stream.events.every((e) => e.event === "delete")).toBe(true);
+        return stream.events.map((e) => JSON.parse(e.data).id).sort();
+      };
+      expect(await deleted(global, shown.length)).toEqual([...shown].sort());
+      expect(await deleted(maxHome, shown.length + 1)).toEqual([...shown, followersOnly].sort());
+      await Promise.race([
+        Promise.all(own.map((s) => s.ended)),
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`${ended} of 2 streams ended`)), 5_000)),
+      ]);
+      // Nothing more came: one event a note.
+      expect([global.events.length, maxHome.events.length]).toEqual([shown.length, shown.length + 1]);
+    } finally {
+      for (const s of streams) s.close();
+    }
   });
 });
 

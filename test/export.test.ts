@@ -100,6 +100,15 @@ describe("GET /accounts/{name}/export", () => {
       body: { query: `{ exportAccount(name: "ida") { __typename ... on DomainError { code } } }` },
     });
     expect(gql.body.data.exportAccount).toEqual({ __typename: "DomainError", code: "NO_PERMISSION" });
+    const gqlUnknown = await server.request("POST", "/graphql", {
+      token: ida.token,
+      body: { query: `{ exportAccount(name: "no-such-account") { __typename ... on DomainError { code } } }` },
+    });
+    expect(gqlUnknown.body.data.exportAccount).toEqual({ __typename: "DomainError", code: "ACCOUNT_NOT_FOUND" });
+    const gqlAnonymous = await server.request("POST", "/graphql", {
+      body: { query: `{ exportAccount(name: "ida") { __typename } }` },
+    });
+    expect([gqlAnonymous.status, gqlAnonymous.body.errors[0].extensions.code]).toEqual([401, "UNAUTHORIZED"]);
   });
 
   it("pages through an account of 1,200 notes (more than one page of each read)", async () => {

@@ -84,11 +84,44 @@ describe("DELETE /sessions", () => {
     expect((await a.request("POST", "/refresh", { body: { refresh_token: other.refresh_token } })).body).toEqual({
       error: "INVALID_TOKEN",
     });
+    const bad = await graphql('mutation { logout(refreshToken: "nonsense") { ... on DomainError { code } } }');
+    expect(bad.body.data.logout).toEqual({ code: "INVALID_TOKEN" });
+    const again = await graphql(
+      `mutation { logout(refreshToken: "${other.refresh_token}") { ... on DomainError { code } } }`,
+    );
+    expect(again.body.data.logout).toEqual({ code: "INVALID_TOKEN" });
+    // Another session of cas, known to both servers before the revocation.
+    const third = await login(a, "cas");
+    for (const server of [a, b]) {
+      for (const token of [cas.token, third.authorization_token]) {
+        expect((await server.request("GET", "/timeline/home", { token })).status).toBe(200);
+      }
+    }
     const revoked = await graphql(
       "mutation { revokeSessions { ... on MutationRevokeSessionsSuccess { data } } }",
-      cas.token,
+      third.authorization_token,
     );
     expect(revoked.body.data.revokeSessions).toEqual({ data: true });
-    expect((await a.request("GET", "/timeline/home", { token: cas.token })).status).toBe(401);
+    // Every token issued before it: 401 INVALID_TOKEN, through REST and GraphQL, on both servers.
+    for (const token of [cas.token, third.authorization_token]) {
+      const refused = await a.request("GET", "/timeline/home", { token });
+      expect([refused.status, refused.body]).toEqual([401, { error: "INVALID_TOKEN" }]);
+      const viaGraphql = await graphql("{ viewer { __typename } }", token);
+      expect([viaGraphql.status, viaGraphql.body.errors[0].extensions.code]).toEqual([401, "INVALID_TOKEN"]);
+      await until(async () => (await b.request("GET", "/timeline/home", { token })).status === 401);
+      expect((await b.request("GET", "/timeline/home", { token })).body).toEqual({ error: "INVALID_TOKEN" });
+    }
+    for (const refreshToken of [cas.refreshToken, third.refresh_token]) {
+      const refreshed = await graphql(
+        `mutation { refresh(refreshToken: "${refreshToken}") { ... on DomainError { code } } }`,
+      );
+      expect(refreshed.body.data.refresh).toEqual({ code: "INVALID_TOKEN" });
+    }
+    const anonymous = await graphql("mutation { revokeSessions { __typename } }");
+    expect([anonymous.status, anonymous.body.errors[0].extensions.code]).toEqual([401, "UNAUTHORIZED"]);
+    // A login after it works.
+    const fresh = await login(a, "cas");
+    const viewer = await graphql("{ viewer { ... on QueryViewerSuccess { data { id } } } }", fresh.authorization_token);
+    expect(viewer.body.data.viewer.data.id).toBe(cas.id);
   });
 });

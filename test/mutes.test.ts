@@ -36,6 +36,13 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+let address: string | undefined;
+/** The server on a port, for streams (listening once for the whole file). */
+async function listening(): Promise<string> {
+  address ??= await server.app.listen({ port: 0, host: "127.0.0.1" });
+  return address;
+}
+
 const contents = (body: { content: string }[]) => body.map((n) => n.content);
 
 async function get(path: string, who: TestAccount | undefined = alice) {
@@ -162,7 +169,7 @@ describe("mute and unmute", () => {
 
 describe("streams", () => {
   it("a muted account's notes do not reach the muter's home and list streams, but its global stream", async () => {
-    const address = await server.app.listen({ port: 0, host: "127.0.0.1" });
+    const address = await listening();
     const dan = await account(server, "mu_dan");
     await follow(server, dan, bob);
     await follow(server, dan, carol);
@@ -215,25 +222,45 @@ describe("GraphQL", () => {
     mute(name: $name) { __typename ... on MutationMuteSuccess { data } ... on DomainError { code } } }`;
   const UNMUTE = `mutation ($name: String!) {
     unmute(name: $name) { __typename ... on MutationUnmuteSuccess { data } ... on DomainError { code } } }`;
-  const FEEDS = `{ homeTimeline { ... on NoteConnection { edges { node { content } } } }
-    searchNotes(query: "osprey") { ... on NoteConnection { edges { node { content } } } } }`;
+  const FEEDS = `query ($listId: ID!) { homeTimeline { ... on NoteConnection { edges { node { content } } } }
+    searchNotes(query: "osprey") { ... on NoteConnection { edges { node { content } } } }
+    listTimeline(listId: $listId) { ... on NoteConnection { edges { node { content } } } }
+    conversation(name: "mu_bob") { ... on NoteConnection { edges { node { content } } } }
+    conversations { ... on ConversationConnection { edges { node { account { name } } } } } }`;
   const feeds = async () => {
-    const data = await gql(FEEDS, {}, alice);
-    return [data.homeTimeline, data.searchNotes].map((c: { edges: { node: { content: string } }[] }) =>
-      c.edges.map((e) => e.node.content).filter((text) => text.includes("osprey")),
+    const data = await gql(FEEDS, { listId }, alice);
+    return [data.homeTimeline, data.searchNotes, data.listTimeline, data.conversation].map(
+      (c: { edges: { node: { content: string } }[] }) =>
+        c.edges.map((e) => e.node.content).filter((text) => text.includes("osprey")),
     );
   };
+  const conversations = async () =>
+    (await gql(FEEDS, { listId }, alice)).conversations.edges.map(
+      (e: { node: { account: { name: string } } }) => e.node.account.name,
+    );
 
   it("mute and unmute call the same service, with the same codes", async () => {
     expect(await feeds()).toEqual([
       ["carol osprey", "bob osprey"],
       ["carol osprey", "bob osprey to alice", "bob osprey"],
+      ["carol osprey", "bob osprey"],
+      ["bob osprey to alice"],
     ]);
+    expect(await conversations()).toEqual(["@mu_bob@murmur.test"]);
     expect((await gql(MUTE, { name: "mu_bob" }, alice)).mute).toEqual({
       __typename: "MutationMuteSuccess",
       data: true,
     });
-    expect(await feeds()).toEqual([["carol osprey"], ["carol osprey"]]);
+    expect(await feeds()).toEqual([["carol osprey"], ["carol osprey"], ["carol osprey"], []]);
+    expect(await conversations()).toEqual([]);
+    expect((await gql(MUTE, { name: "mu_nobody" }, alice)).mute).toEqual({
+      __typename: "DomainError",
+      code: "ACCOUNT_NOT_FOUND",
+    });
+    const anonymous = await server.request("POST", "/graphql", {
+      body: { query: MUTE, variables: { name: "mu_bob" } },
+    });
+    expect([anonymous.status, anonymous.body.errors[0].extensions.code]).toEqual([401, "UNAUTHORIZED"]);
     expect((await gql(MUTE, { name: "mu_alice" }, alice)).mute).toEqual({
       __typename: "DomainError",
       code: "INVALID_REQUEST",
@@ -241,6 +268,43 @@ describe("GraphQL", () => {
     expect((await gql(UNMUTE, { name: "mu_nobody" }, alice)).unmute).toMatchObject({ code: "ACCOUNT_NOT_FOUND" });
     expect((await gql(UNMUTE, { name: "mu_bob" }, alice)).unmute).toMatchObject({ data: true });
     expect((await feeds())[0]).toEqual(["carol osprey", "bob osprey"]);
+  });
+
+  it("a muted account's notes skip the muter's homeTimeline subscription, and it causes no notifications", async () => {
+    const base = await listening();
+    const subscribe = (query: string) =>
+      openSse(`${base}/graphql?query=${encodeURIComponent(query)}&access_token=${alice.token}`);
+    expect((await gql(MUTE, { name: "mu_bob" }, alice)).mute).toMatchObject({ data: true });
+    const home = await subscribe("subscription { homeTimeline { content } }");
+    const notifications = await subscribe(
+      "subscription { notifications { type actor { ... on AccountActor { account { name } } } } }",
+    );
+    try {
+      expect([home.status, notifications.status]).toEqual([200, 200]);
+      await post(server, bob, { content: "bob subscribed @mu_alice" });
+      await post(server, carol, { content: "carol subscribed @mu_alice" });
+      expect(JSON.parse((await home.event(0)).data)).toEqual({
+        data: { homeTimeline: { content: "carol subscribed @mu_alice" } },
+      });
+      expect(JSON.parse((await notifications.event(0)).data)).toEqual({
+        data: { notifications: { type: "mentioned", actor: { account: { name: "@mu_carol@murmur.test" } } } },
+      });
+      const listed = await gql(
+        `{ notifications(first: 1) { ... on NotificationConnection { edges { node { type actor { ... on AccountActor { account { name } } } } } } } }`,
+        {},
+        alice,
+      );
+      expect(listed.notifications.edges[0].node).toEqual({
+        type: "mentioned",
+        actor: { account: { name: "@mu_carol@murmur.test" } },
+      });
+      // Carol's came after bob's: had bob's been sent, it would be first.
+      expect([home.events.length, notifications.events.length]).toEqual([1, 1]);
+    } finally {
+      home.close();
+      notifications.close();
+      expect((await gql(UNMUTE, { name: "mu_bob" }, alice)).unmute).toMatchObject({ data: true });
+    }
   });
 });
 

@@ -1,9 +1,13 @@
 // A forgotten passphrase (CONTRACT 13): POST /accounts/{name}/reset_passphrase always answers 204
 // and mails `Reset token: <token>` only when the account exists; POST /accounts/{name}/passphrase
-// sets it once with that token and ends every session.
+// sets it once with that token and ends every session. Whether the account exists shows in
+// nothing: the same answer, the same SQL statements before it, the mail only after it. Rate
+// limited like registration. GraphQL's requestPassphraseReset and resetPassphrase are the same.
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Mail } from "../src/mail/mailer.ts";
+import { countingApp } from "./support/counting.ts";
 import { account, login, type TestAccount } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -17,18 +21,17 @@ beforeAll(async () => {
 
 afterAll(() => server?.close());
 
-/** Reset mails in the outbox so far, waited for up to `ms` until there are `count`. */
-async function resetTokens(count: number, ms = 3_000): Promise<string[]> {
+/** Reset mails in the outbox so far (to `to` only, if given), waited for up to `ms` until there are `count`. */
+async function resetTokens(count: number, ms = 3_000, to?: string): Promise<string[]> {
   const outbox = path.join(server.dataDir, "outbox");
   const deadline = Date.now() + ms;
   for (;;) {
     const tokens = fs
       .readdirSync(outbox)
       .sort()
-      .map(
-        (file) =>
-          /^Reset token: (\S+)$/m.exec(fs.readFileSync(path.join(outbox, file), "utf8").replace(/=\r?\n/g, ""))?.[1],
-      )
+      .map((file) => fs.readFileSync(path.join(outbox, file), "utf8").replace(/=\r?\n/g, ""))
+      .filter((text) => to === undefined || new RegExp(`^To: .*${to.replace(/[.+]/g, "\\$&")}`, "mi").test(text))
+      .map((text) => /^Reset token: (\S+)$/m.exec(text)?.[1])
       .filter((t): t is string => t !== undefined);
     if (tokens.length >= count || Date.now() > deadline) return tokens;
     await new Promise((resolve) => setTimeout(resolve, 25));
@@ -74,5 +77,184 @@ describe("passphrase reset", () => {
     });
     expect(old.body).toEqual({ error: "FAILED_TO_LOGIN" });
     expect((await login(server, "ada", "a-new-strong-passphrase")).authorization_token).toBeTruthy();
+  });
+});
+
+describe("a reset token", () => {
+  it("lives one hour: an expired one is INVALID_TOKEN, through REST and GraphQL", async () => {
+    const eli = await account(server, "eli");
+    const asked = await server.request("POST", "/accounts/eli/reset_passphrase", { body: { captcha_token: "ok" } });
+    expect(asked.status).toBe(204);
+    const [token] = await resetTokens(1, 3_000, eli.email);
+    const { db } = server.services;
+    const stored = await db.emailToken.findFirstOrThrow({
+      where: { accountId: BigInt(eli.id), purpose: "passphrase_reset" },
+    });
+    const lifetime = stored.expiresAt.getTime() - stored.createdAt.getTime();
+    expect(Math.abs(lifetime - 60 * 60_000)).toBeLessThan(5_000);
+    await db.emailToken.update({ where: { id: stored.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    const rest = await server.request("POST", "/accounts/eli/passphrase", {
+      body: { token, passphrase: "a-new-strong-passphrase" },
+    });
+    expect([rest.status, rest.body]).toEqual([400, { error: "INVALID_TOKEN" }]);
+    const graphql = await server.request("POST", "/graphql", {
+      body: {
+        query: `mutation ($token: String!) { resetPassphrase(name: "eli", token: $token, passphrase: "a-new-strong-passphrase") { ... on DomainError { code } } }`,
+        variables: { token },
+      },
+    });
+    expect(graphql.body.data.resetPassphrase).toEqual({ code: "INVALID_TOKEN" });
+    expect((await server.request("GET", "/timeline/home", { token: eli.token })).status).toBe(200);
+  });
+});
+
+describe("nothing tells whether the account exists", () => {
+  it("an account and nobody cost the same SQL statements before the answer, and the mail goes out after it", async () => {
+    const cy = await account(server, "cy");
+    const happened: string[] = [];
+    const mailed: Mail[] = [];
+    const mailer = {
+      send: async (mail: Mail) => {
+        happened.push(`mail to ${mail.to}`);
+        mailed.push(mail);
+      },
+      close() {},
+    };
+    const counting = await countingApp(server, { mailer });
+    try {
+      const ask = (segment: string, graphql = false) =>
+        counting.count(async () => {
+          const answer = await counting.app.inject(
+            graphql
+              ? {
+                  method: "POST",
+                  url: "/graphql",
+                  payload: {
+                    query: `mutation { requestPassphraseReset(name: "${segment}", captchaToken: "ok") { __typename } }`,
+                  },
+                }
+              : { method: "POST", url: `/accounts/${segment}/reset_passphrase`, payload: { captcha_token: "ok" } },
+          );
+          happened.push(`answer for ${segment}`);
+          return answer;
+        });
+      const until = async (n: number) => {
+        for (let i = 0; i < 100 && mailed.length < n; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(mailed).toHaveLength(n);
+      };
+      // By name, by id, and through GraphQL: each pair sends the same statements, texts and count.
+      const pairs: [string, string, boolean][] = [
+        ["cy", "nobody", false],
+        [cy.id, "123456789012345678", false],
+        ["cy", "nobody", true],
+      ];
+      for (const [existing, missing, graphql] of pairs) {
+        happened.length = 0;
+        const before = mailed.length;
+        const mine = await ask(existing, graphql);
+        await until(before + 1);
+        const nobody = await ask(missing, graphql);
+        expect([mine.status, nobody.status]).toEqual(graphql ? [200, 200] : [204, 204]);
+        expect(mine.queries).toBeGreaterThan(1);
+        expect(nobody.statements).toEqual(mine.statements);
+        // The mail, and only cy's, is handed over once the answer is out.
+        expect(happened).toEqual([`answer for ${existing}`, `mail to ${cy.email}`, `answer for ${missing}`]);
+      }
+      expect(mailed.map((m) => /^Reset token: \S+$/m.test(m.text))).toEqual([true, true, true]);
+    } finally {
+      await counting.close();
+    }
+  });
+
+  it("is limited like registration: the 6th request from one IP in 30 minutes is 429 RATE_LIMITED", async () => {
+    const limited = await startTestServer({ RATE_LIMIT_MULTIPLIER: "1" });
+    try {
+      const ask = (name: string, ip: string) =>
+        limited.app.inject({
+          method: "POST",
+          url: `/accounts/${name}/reset_passphrase`,
+          remoteAddress: ip,
+          payload: { captcha_token: "ok" },
+        });
+      for (const name of ["a1", "a2", "a3", "a4", "a5"]) {
+        const answer = await ask(name, "10.9.0.1");
+        expect([answer.statusCode, answer.headers["x-ratelimit-limit"]]).toEqual([204, "5"]);
+      }
+      const sixth = await ask("a6", "10.9.0.1");
+      expect([sixth.statusCode, sixth.json()]).toEqual([429, { error: "RATE_LIMITED" }]);
+      expect(Number(sixth.headers["retry-after"])).toBeGreaterThan(25 * 60);
+      expect((await ask("a6", "10.9.0.2")).statusCode).toBe(204);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe("GraphQL requestPassphraseReset and resetPassphrase", () => {
+  const gql = async (query: string, variables: Record<string, unknown>, token?: string) => {
+    const answer = await server.request("POST", "/graphql", { token, body: { query, variables } });
+    expect(answer.body.errors, JSON.stringify(answer.body.errors)).toBeUndefined();
+    return answer.body.data;
+  };
+  const REQUEST = `mutation ($name: String!, $captcha: String!) {
+    requestPassphraseReset(name: $name, captchaToken: $captcha) {
+      __typename ... on MutationRequestPassphraseResetSuccess { data } ... on DomainError { code } } }`;
+  const RESET = `mutation ($name: String!, $token: String!, $passphrase: String!) {
+    resetPassphrase(name: $name, token: $token, passphrase: $passphrase) {
+      __typename ... on MutationResetPassphraseSuccess { data } ... on DomainError { code } } }`;
+
+  it("answer as REST does: the same for an account and for nobody, the same codes, once, sessions ended", async () => {
+    const dee = await account(server, "dee");
+    const second = await login(server, "dee");
+    const nobody = await gql(REQUEST, { name: "nobody", captcha: "ok" });
+    const asked = await gql(REQUEST, { name: "dee", captcha: "ok" });
+    expect(nobody).toEqual({
+      requestPassphraseReset: { __typename: "MutationRequestPassphraseResetSuccess", data: true },
+    });
+    expect(asked).toEqual(nobody);
+    expect((await gql(REQUEST, { name: "dee", captcha: "fail" })).requestPassphraseReset).toEqual({
+      __typename: "DomainError",
+      code: "YOU_ARE_BOT",
+    });
+    const [token] = await resetTokens(1, 3_000, dee.email);
+    expect(token).toBeTruthy();
+    const reset = async (name: string, token: string, passphrase: string) =>
+      (await gql(RESET, { name, token, passphrase })).resetPassphrase;
+    expect(await reset("dee", token, "short")).toEqual({ __typename: "DomainError", code: "VULNERABLE_PASSPHRASE" });
+    expect(await reset("dee", "not-the-token", "a-new-strong-passphrase")).toEqual({
+      __typename: "DomainError",
+      code: "INVALID_TOKEN",
+    });
+    expect(await reset("nobody", token, "a-new-strong-passphrase")).toEqual({
+      __typename: "DomainError",
+      code: "INVALID_TOKEN",
+    });
+    expect(await reset("dee", token, "a-new-strong-passphrase")).toEqual({
+      __typename: "MutationResetPassphraseSuccess",
+      data: true,
+    });
+    expect(await reset("dee", token, "another-strong-passphrase")).toEqual({
+      __typename: "DomainError",
+      code: "INVALID_TOKEN",
+    });
+    // Every session ended: both tokens are refused, through GraphQL and REST, and both refresh tokens.
+    for (const old of [dee.token, second.authorization_token]) {
+      const refused = await server.request("POST", "/graphql", {
+        token: old,
+        body: { query: "{ viewer { __typename } }" },
+      });
+      expect([refused.status, refused.body.errors[0].extensions.code]).toEqual([401, "INVALID_TOKEN"]);
+      expect((await server.request("GET", "/timeline/home", { token: old })).body).toEqual({ error: "INVALID_TOKEN" });
+    }
+    for (const refreshToken of [dee.refreshToken, second.refresh_token]) {
+      expect(
+        (
+          await gql("mutation ($t: String!) { refresh(refreshToken: $t) { ... on DomainError { code } } }", {
+            t: refreshToken,
+          })
+        ).refresh,
+      ).toEqual({ code: "INVALID_TOKEN" });
+    }
+    expect((await login(server, "dee", "a-new-strong-passphrase")).authorization_token).toBeTruthy();
   });
 });

@@ -227,6 +227,11 @@ describe("GraphQL", () => {
       (e: { node: { id: string } }) => e.node.id,
     );
     expect(resolved).toContain(id);
+    const open = (await gql(REPORTS, { resolved: false }, mod)).reports.edges.map(
+      (e: { node: { id: string; resolved: boolean } }) => e.node,
+    );
+    expect(open.length).toBeGreaterThan(0);
+    expect(open.some((r: { id: string; resolved: boolean }) => r.id === id || r.resolved)).toBe(false);
     // The moderator's notification, with its system actor and the report's id.
     const notified = await gql(
       `{ notifications(first: 1) { ... on NotificationConnection { edges { node {
@@ -239,6 +244,33 @@ describe("GraphQL", () => {
       reportId: id,
       actor: { __typename: "SystemActor", system: true },
     });
+  });
+
+  it("report refuses what REST refuses, writing nothing", async () => {
+    const before = await written();
+    const refusals: [string, Record<string, unknown>, string][] = [
+      ["rp_alice", {}, "INVALID_REQUEST"],
+      ["rp_nobody", {}, "ACCOUNT_NOT_FOUND"],
+      ["rp_bob", { comment: "😀".repeat(1001) }, "INVALID_REQUEST"],
+      ["rp_bob", { noteIds: Array(21).fill(bobPublic) }, "INVALID_REQUEST"],
+      ["rp_bob", { noteIds: ["not a note"] }, "NOTE_NOT_FOUND"],
+      ["rp_bob", { noteIds: ["123"] }, "NOTE_NOT_FOUND"],
+      ["rp_bob", { noteIds: [bobPublic, bobFollowers] }, "NOTE_NOT_FOUND"],
+      ["rp_carol", { noteIds: [bobPublic] }, "NOTE_NOT_FOUND"],
+    ];
+    for (const [name, variables, code] of refusals) {
+      expect((await gql(REPORT, { name, ...variables }, alice)).report, JSON.stringify(variables).slice(0, 80)).toEqual(
+        { code },
+      );
+    }
+    const anonymous = await server.request("POST", "/graphql", {
+      body: { query: REPORT, variables: { name: "rp_bob" } },
+    });
+    expect([anonymous.status, anonymous.body.errors[0].extensions.code]).toEqual([401, "UNAUTHORIZED"]);
+    expect(await written()).toEqual(before);
+    // 1,000 characters, code points, are one report, and one notification each for rp_mod and rp_admin.
+    expect((await gql(REPORT, { name: "rp_bob", comment: "😀".repeat(1000) }, alice)).report.data).toMatch(/^[0-9]+$/);
+    expect(await written()).toEqual([before[0] + 1, before[1] + 2]);
   });
 });
 

@@ -118,6 +118,22 @@ builder.mutationFields((t) => ({
     args: { name: t.arg.string({ required: true }), captchaToken: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => done(accounts.resendVerification(ctx, args.name, args.captchaToken)),
   }),
+  requestPassphraseReset: t.boolean({
+    errors: {},
+    description: "Mail a passphrase reset token (1 h, single use). The same answer whether or not the account exists.",
+    args: { name: t.arg.string({ required: true }), captchaToken: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => done(accounts.requestPassphraseReset(ctx, args.name, args.captchaToken)),
+  }),
+  resetPassphrase: t.boolean({
+    errors: {},
+    description: "Set the passphrase with a mailed reset token; every session of the account ends.",
+    args: {
+      name: t.arg.string({ required: true }),
+      token: t.arg.string({ required: true }),
+      passphrase: t.arg.string({ required: true }),
+    },
+    resolve: (_root, args, ctx) => done(accounts.setPassphrase(ctx, args.name, args.token, args.passphrase)),
+  }),
   updateAccount: t.field({
     type: AccountUpdate,
     errors: {},

@@ -91,36 +91,58 @@ const RESET_TOKEN_LIFETIME_MS = 60 * 60_000;
 
 /**
  * POST /accounts/{name}/reset_passphrase: mails a reset token when the account exists, and
- * answers the same, in the same time, when it does not: both read the account and write in one
- * transaction (the token, or nothing), and the mail goes out after the answer.
+ * answers the same, in the same time, when it does not. Both send the same statements: one
+ * read of the account, then one transaction whose INSERT takes its row from the account's
+ * (none for nobody); and the mail goes out after the answer.
  */
 export async function requestPassphraseReset(ctx: Context, nameOrId: string, captchaToken: string): Promise<void> {
   await checkCaptcha(ctx, captchaToken, ctx.caller.ip);
-  const account = await findAccount(ctx, nameOrId).catch((err) => {
-    if (err instanceof DomainError) return undefined;
-    throw err;
-  });
+  const account = await findAccountQuietly(ctx, nameOrId);
   const token = newEmailToken();
+  const accountId = account?.id ?? NO_ACCOUNT;
+  const expiresAt = new Date(Date.now() + RESET_TOKEN_LIFETIME_MS);
   await ctx.db.$transaction(async (tx) => {
-    if (account)
-      await storeEmailToken(ctx, tx, account.id, "passphrase_reset", token, undefined, RESET_TOKEN_LIFETIME_MS);
-    else await tx.emailToken.deleteMany({ where: { tokenHash: hashToken(token) } });
+    await tx.emailToken.deleteMany({ where: { accountId, purpose: "passphrase_reset" } });
+    // Raw SQL for INSERT ... SELECT: Prisma's create has no form that inserts nothing when the
+    // account is missing, and another statement for nobody would tell it apart.
+    await tx.$executeRaw`
+      INSERT INTO email_tokens (id, account_id, purpose, token_hash, expires_at)
+      SELECT ${ctx.ids.next()}, id, 'passphrase_reset'::"EmailTokenPurpose", ${hashToken(token)}, ${expiresAt}
+      FROM accounts WHERE id = ${accountId}`;
   });
-  if (account) {
-    const text = [
-      `Hello ${account.nickname},`,
-      "",
-      "Someone asked to reset the passphrase of your Murmur account. If it was you, use this token:",
-      "",
-      `Reset token: ${token}`,
-      "",
-      "It works once and expires in an hour. If it was not you, ignore this mail.",
-      "",
-    ].join("\n");
-    void ctx.mailer.send({ to: account.email, subject: "Reset your passphrase", text }).catch((err) => {
+  if (!account) return;
+  const text = [
+    `Hello ${account.nickname},`,
+    "",
+    "Someone asked to reset the passphrase of your Murmur account. If it was you, use this token:",
+    "",
+    `Reset token: ${token}`,
+    "",
+    "It works once and expires in an hour. If it was not you, ignore this mail.",
+    "",
+  ].join("\n");
+  // After the answer: even building the message would make an existing account's answer slower.
+  setImmediate(() => {
+    ctx.mailer.send({ to: account.email, subject: "Reset your passphrase", text }).catch((err) => {
       ctx.log.error({ err, accountId: account.id.toString() }, "reset mail not sent");
     });
-  }
+  });
+}
+
+/** An id no account has (snowflakes are positive): what statements about nobody are about. */
+const NO_ACCOUNT = -1n;
+
+/**
+ * The account a path segment names, or undefined, in one statement whatever the segment (an
+ * id, a name, a qualified name) and whether or not it exists: lookUp's order, an id first.
+ */
+async function findAccountQuietly(services: Services, segment: string): Promise<Account | undefined> {
+  const { id, nameKey } = accountSelector(segment, services.config.localHost);
+  const found = await services.db.account.findMany({
+    where: { deletedAt: null, OR: [{ id: id ?? NO_ACCOUNT }, { nameKey: nameKey ?? "" }] },
+    take: 2,
+  });
+  return found.find((a) => id !== undefined && a.id === id) ?? found.find((a) => a.nameKey === nameKey);
 }
 
 /**
@@ -129,7 +151,7 @@ export async function requestPassphraseReset(ctx: Context, nameOrId: string, cap
  */
 export async function setPassphrase(ctx: Context, nameOrId: string, token: string, passphrase: string): Promise<void> {
   checkPassphrase(passphrase);
-  const account = await findAccount(ctx, nameOrId).catch(() => undefined);
+  const account = await findAccountQuietly(ctx, nameOrId);
   const passphraseHash = await hashPassphrase(passphrase, ctx.config.bcryptCost);
   await ctx.db.$transaction(async (tx) => {
     const stored = await tx.emailToken.findUnique({ where: { tokenHash: hashToken(token) } });
