@@ -1,4 +1,5 @@
 // Configuration from the environment (CONTRACT 1), parsed and validated once.
+import { isIP } from "node:net";
 import path from "node:path";
 import { z } from "zod";
 
@@ -32,6 +33,38 @@ const integer = (min: number, max: number, fallback: number) =>
   optionalString
     .transform((v) => (v === undefined ? fallback : Number(v)))
     .refine((n) => Number.isInteger(n) && n >= min && n <= max, `must be a whole number from ${min} to ${max}`);
+
+/** proxy-addr's names for address ranges, which Fastify's trustProxy also takes. */
+const PROXY_RANGES = ["loopback", "linklocal", "uniquelocal"];
+
+/** One entry of a TRUST_PROXY list: an address, a CIDR, or one of proxy-addr's range names. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGES.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split("/");
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d+$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * Fastify's trustProxy: off (unset, `false`), every proxy (`true`), a hop count, or the proxies
+ * trusted by address (CIDRs, addresses, `loopback`, separated by commas).
+ */
+const trustProxy = optionalString
+  .transform((v): boolean | number | string[] | undefined => {
+    if (v === undefined || v === "false") return false;
+    if (v === "true") return true;
+    if (/^\d+$/.test(v)) return Number(v);
+    const entries = v.split(",").map((entry) => entry.trim());
+    return entries.every(isProxyAddress) ? entries : undefined;
+  })
+  .refine(
+    (v) => v !== undefined && (typeof v !== "number" || v <= 100),
+    "must be true, false, a number of hops (0 to 100), or addresses and CIDRs separated by commas",
+  )
+  .transform((v) => v as boolean | number | string[]);
 
 const env = z.object({
   NODE_ENV: optionalString,
@@ -71,6 +104,8 @@ const env = z.object({
     .transform((v) => v === "true"),
   // Extension: rate-limit counters in Redis, shared by every instance behind one load balancer.
   REDIS_URL: url(["redis:", "rediss:"]),
+  // Extension: which proxies in front may say who the client is (X-Forwarded-For).
+  TRUST_PROXY: trustProxy,
   RATE_LIMIT_MULTIPLIER: optionalString
     .transform((v) => (v === undefined ? 1 : Number(v)))
     .refine((n) => Number.isFinite(n) && n >= 0, "must be a number, 0 or more"),
@@ -129,6 +164,11 @@ export interface Config {
     forcePathStyle: boolean;
   };
   rateLimitMultiplier: number;
+  /**
+   * Fastify's trustProxy: whose X-Forwarded-For names the client that request.ip (rate limits,
+   * idempotency keys, captcha checks, logs) is.
+   */
+  trustProxy: boolean | number | string[];
   redisUrl?: string;
   tokenSigningKey?: string;
   logLevel: string;
@@ -188,6 +228,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         }
       : undefined,
     rateLimitMultiplier: e.RATE_LIMIT_MULTIPLIER,
+    trustProxy: e.TRUST_PROXY,
     redisUrl: e.REDIS_URL,
     tokenSigningKey: e.TOKEN_SIGNING_KEY,
     logLevel: e.LOG_LEVEL,

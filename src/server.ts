@@ -19,6 +19,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,
+    // Off unless TRUST_PROXY says which proxies to believe: a client cannot name its own address.
+    trustProxy: trustedProxies(services.config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 16_384 },
     // Slow clients: a request must arrive whole in time, its headers sooner; Node checks both
     // every connectionsCheckingInterval, so that is kept well under the headers timeout.
@@ -126,6 +128,18 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   methods.add("POST", "/graphql");
 
   return app;
+}
+
+/**
+ * Fastify's trustProxy. A hop count is proxy-addr's `(address, hop) => hop < count`, as Express
+ * has it: Fastify 5 takes a number but then trusts nobody, as a count cannot tell a proxy from a
+ * client reaching the server directly; TRUST_PROXY's documentation says so.
+ */
+function trustedProxies(
+  trust: boolean | number | string[],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust !== "number") return trust;
+  return trust === 0 ? false : (_address, hop) => hop < trust;
 }
 
 /**
