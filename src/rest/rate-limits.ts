@@ -6,6 +6,7 @@
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Services } from "../domain/context.ts";
+import { logAccount } from "../http/request-log.ts";
 
 export type RateLimitGroup = "login" | "register" | "upload";
 
@@ -30,6 +31,7 @@ async function callerKey(services: Services, request: FastifyRequest): Promise<s
   if (match) {
     try {
       const claims = await services.tokens.verify(match[1], "access", true);
+      logAccount(request, claims.accountId);
       return `account:${claims.accountId}`;
     } catch {
       // An unusable token counts against its IP; the route answers it 401 anyway.
