@@ -110,6 +110,11 @@ const env = z.object({
     .transform((v) => (v === undefined ? 1 : Number(v)))
     .refine((n) => Number.isFinite(n) && n >= 0, "must be a number, 0 or more"),
   TOKEN_SIGNING_KEY: optionalString,
+  // Extension: GET /metrics only for `Authorization: Bearer <METRICS_TOKEN>`; unset: for anyone.
+  METRICS_TOKEN: optionalString.refine(
+    (v) => v === undefined || /^[\x21-\x7e]{16,}$/.test(v),
+    "must be 16 or more printable characters, no spaces",
+  ),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .optional()
@@ -171,6 +176,8 @@ export interface Config {
   trustProxy: boolean | number | string[];
   redisUrl?: string;
   tokenSigningKey?: string;
+  /** The bearer token GET /metrics asks for; undefined: none. */
+  metricsToken?: string;
   logLevel: string;
   bcryptCost: number;
   /** The snowflake worker id; undefined: one is leased from the database (CONTRACT 11). */
@@ -231,6 +238,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     redisUrl: e.REDIS_URL,
     tokenSigningKey: e.TOKEN_SIGNING_KEY,
+    metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL,
     bcryptCost: e.BCRYPT_COST,
     workerId: e.WORKER_ID,

@@ -79,6 +79,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     }
   };
   app.addHook("onResponse", release);
+  app.addHook("onResponse", async (request, reply) => services.metrics.answered(request, reply));
   app.addHook("onRequestAbort", release);
 
   // Shutting down: requests in flight finish, and each answer then closes its connection, so no

@@ -1,6 +1,7 @@
 // The Prisma client over node-postgres (Prisma 7's driver-adapter model).
 import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { DomainError, type ErrorCode } from "../domain/errors.ts";
 import { PrismaClient } from "../generated/prisma/client.ts";
 
@@ -12,23 +13,36 @@ export { Prisma } from "../generated/prisma/client.ts";
  * maybe several), as soon as the statement has run.
  */
 export function createDb(databaseUrl: string, accountsWritten: (id?: bigint) => void, poolSize = 20): Db {
-  const adapter = new PrismaPg(
-    {
-      connectionString: databaseUrl,
-      max: poolSize,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
-    },
+  // The pool is made here, not by the adapter, so that /metrics can tell how it is used; the
+  // adapter still ends it at $disconnect.
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: poolSize,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+  });
+  const adapter = new PrismaPg(pool, {
     // Named statements: each connection parses and plans a statement once, then only binds
     // and executes it (PostgreSQL keeps the plan, or a generic one when that is as good). Not
     // for LIKE: whether the trigram index pays depends on the pattern, so those are planned
     // for their values each time.
-    { statementNameGenerator: (query) => (LIKE.test(query.sql) ? unnamed : statementName(query.sql)) },
-  );
+    statementNameGenerator: (query) => (LIKE.test(query.sql) ? unnamed : statementName(query.sql)),
+    disposeExternalPool: true,
+  });
   // A burst of writes queues for a pooled connection rather than failing after Prisma's default
   // 2 s; past 10 s the request is answered 503 (src/rest/errors.ts).
   const db = new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 10_000 } });
-  return retryingTransactions(announcingAccountWrites(db, accountsWritten));
+  const wrapped = retryingTransactions(announcingAccountWrites(db, accountsWritten));
+  pools.set(wrapped, pool);
+  return wrapped;
+}
+
+const pools = new WeakMap<Db, pg.Pool>();
+
+/** How the connection pool of a client made by createDb is used now. */
+export function poolUse(db: Db): { total: number; idle: number; waiting: number } | undefined {
+  const pool = pools.get(db);
+  return pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
 }
 
 const ACCOUNT_WRITES = new Set(["update", "upsert", "delete", "updateMany", "updateManyAndReturn", "deleteMany"]);

@@ -57,6 +57,11 @@ export async function registerRateLimits(app: FastifyInstance, services: Service
     max: (_request, key) => scaled(key.startsWith("account:") ? AUTHENTICATED.max : ANONYMOUS.max),
     timeWindow: ANONYMOUS.minutes * 60_000,
     errorResponseBuilder: (_request, context) => ({ statusCode: context.statusCode, code: "RATE_LIMITED" }),
+    // Every limit, the routes' own too (their options are merged over these).
+    onExceeded: (request) => {
+      const group = (request.routeOptions.config as { rateLimit?: { groupId?: string } }).rateLimit?.groupId;
+      services.metrics.refused(group ?? "general");
+    },
   });
   return {
     routeConfig(group) {
