@@ -1,7 +1,9 @@
 // Configuration from the environment (CONTRACT 1), parsed and validated once.
+import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import path from "node:path";
 import { z } from "zod";
+import { parseSigningKey } from "./domain/sessions/tokens.ts";
 
 const CAPTCHA_PROVIDERS = ["dev", "turnstile", "hcaptcha", "recaptcha"] as const;
 export type CaptchaProvider = (typeof CAPTCHA_PROVIDERS)[number];
@@ -70,7 +72,8 @@ const env = z.object({
   NODE_ENV: optionalString,
   PORT: integer(0, 65535, 3000),
   HOST: optionalString.transform((v) => v ?? "127.0.0.1"),
-  PUBLIC_URL: url(["http:", "https:"]).transform((v) => (v ?? "http://localhost:3000").replace(/\/+$/, "")),
+  // Unset: follows PORT (below).
+  PUBLIC_URL: url(["http:", "https:"]).transform((v) => v?.replace(/\/+$/, "")),
   DATA_DIR: optionalString.transform((v) => path.resolve(v ?? "./data")),
   DATABASE_URL: url(["postgres:", "postgresql:"]),
   // CONTRACT 11: read replicas, separated by commas.
@@ -109,7 +112,15 @@ const env = z.object({
   RATE_LIMIT_MULTIPLIER: optionalString
     .transform((v) => (v === undefined ? 1 : Number(v)))
     .refine((n) => Number.isFinite(n) && n >= 0, "must be a number, 0 or more"),
-  TOKEN_SIGNING_KEY: optionalString,
+  TOKEN_SIGNING_KEY: optionalString.refine((v) => {
+    if (v === undefined) return true;
+    try {
+      parseSigningKey(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, "must be an Ed25519 private key (PKCS#8 PEM) or its 32-byte seed in base64"),
   // Extension: GET /metrics only for `Authorization: Bearer <METRICS_TOKEN>`; unset: for anyone.
   METRICS_TOKEN: optionalString.refine(
     (v) => v === undefined || /^[\x21-\x7e]{16,}$/.test(v),
@@ -209,12 +220,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (e.DATABASE_REPLICA_URL && !e.DATABASE_URL) {
     throw new ConfigError("invalid configuration: DATABASE_REPLICA_URL needs DATABASE_URL (replicas of that database)");
   }
-  const publicUrl = new URL(e.PUBLIC_URL);
+  const publicUrlText = e.PUBLIC_URL ?? `http://localhost:${e.PORT}`;
+  const publicUrl = new URL(publicUrlText);
   return {
     production,
     port: e.PORT,
     host: e.HOST,
-    publicUrl: e.PUBLIC_URL,
+    publicUrl: publicUrlText,
     localHost: publicUrl.host,
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL,
@@ -250,4 +262,19 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
   };
+}
+
+/**
+ * What loadConfig cannot tell alone: that HOST names an address this machine resolves. Run at
+ * start before anything else, so that a bad HOST is one line, not a stack trace after the
+ * database started.
+ */
+export async function checkConfig(config: Pick<Config, "host">): Promise<void> {
+  if (isIP(config.host)) return;
+  try {
+    await lookup(config.host);
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? String(err);
+    throw new ConfigError(`invalid configuration: HOST ${config.host} does not resolve (${code})`);
+  }
 }

@@ -1,7 +1,7 @@
 // Starts Murmur: configuration, database (embedded unless DATABASE_URL) and migrations, then
 // the server. SIGTERM/SIGINT: stop accepting, finish in-flight requests, close the database,
 // stop the embedded PostgreSQL.
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, checkConfig, loadConfig } from "./config.ts";
 import { startDatabase } from "./db/database.ts";
 import { createLogger } from "./log.ts";
 import { type SearchSync, startSearchSync } from "./search/sync.ts";
@@ -13,6 +13,7 @@ async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
+    await checkConfig(config);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
