@@ -3,6 +3,7 @@
 // stop the embedded PostgreSQL.
 import { ConfigError, checkConfig, loadConfig } from "./config.ts";
 import { startDatabase } from "./db/database.ts";
+import { startIdempotencySweep } from "./http/idempotency.ts";
 import { createLogger } from "./log.ts";
 import { type SearchSync, startSearchSync } from "./search/sync.ts";
 import { buildServer } from "./server.ts";
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
   const app = await buildServer(services);
   // With Meilisearch: its settings, its rebuild when needed, and the outbox worker (in this process).
   const searchSync: SearchSync | undefined = services.search && startSearchSync(services.db, services.search, log);
+  const idempotencySweep = startIdempotencySweep(services);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
     try {
       await app.close();
       await searchSync?.stop();
+      await idempotencySweep.stop();
       await closeServices(services);
       await database.stop();
     } catch (err) {
