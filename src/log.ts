@@ -10,6 +10,8 @@ export interface RequestLogFields {
   accountId?: string;
 }
 
+const CHINDINGS = pino.symbols.chindingsSym;
+
 /** The fields of the request running now (src/http/request-log.ts enters it). */
 export const requestLogFields = new AsyncLocalStorage<RequestLogFields>();
 
@@ -22,8 +24,11 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       redact: ["req.headers.authorization"],
       mixin(_line, _level, logger) {
         const fields = requestLogFields.getStore();
-        // The request's own logger has them bound already (Fastify's child of this one).
-        if (!fields || "reqId" in logger.bindings()) return {};
+        // The request's own logger has them bound already (Fastify's child of this one); its
+        // bindings are read as pino keeps them, a JSON fragment, not parsed on every line.
+        if (!fields || String((logger as unknown as Record<symbol, unknown>)[CHINDINGS]).includes('"reqId":')) {
+          return {};
+        }
         return fields.accountId ? { reqId: fields.reqId, accountId: fields.accountId } : { reqId: fields.reqId };
       },
     },

@@ -18,9 +18,14 @@ interface Line {
 }
 
 const lines: Line[] = [];
+const texts: string[] = [];
 const captured = new Writable({
   write(chunk, _encoding, done) {
-    for (const text of chunk.toString().split("\n")) if (text) lines.push(JSON.parse(text));
+    for (const text of chunk.toString().split("\n")) {
+      if (!text) continue;
+      texts.push(text);
+      lines.push(JSON.parse(text));
+    }
     done();
   },
 });
@@ -49,6 +54,10 @@ describe("request ids", () => {
     expect(answer.headers["x-request-id"]).toBe("trace 0001/abc");
     const own = linesOf("trace 0001/abc");
     expect(own.map((line) => line.msg)).toEqual(["incoming request", "request completed"]);
+    // Said once a line, however many loggers could add it.
+    for (const text of texts.filter((t) => t.includes("trace 0001/abc"))) {
+      expect(text.split('"reqId"')).toHaveLength(2);
+    }
     // The caller's account and the error code, on the line that says how the request ended.
     expect(completed("trace 0001/abc")).toMatchObject({
       accountId: alice.id,
