@@ -129,12 +129,7 @@ let alice: RemoteAccount;
 let bob: RemoteAccount;
 
 beforeAll(async () => {
-  env = {
-    DATABASE_URL: await freshDatabase(),
-    TOKEN_SIGNING_KEY: randomBytes(32).toString("base64"),
-    // One PUBLIC_URL for the fleet, as behind its load balancer (else each follows its own PORT).
-    PUBLIC_URL: "http://localhost:3000",
-  };
+  env = { DATABASE_URL: await freshDatabase(), TOKEN_SIGNING_KEY: randomBytes(32).toString("base64") };
   [a, b, c] = await Promise.all([
     startInstance({ ...env, WORKER_ID: "21" }),
     startInstance({ ...env, WORKER_ID: "22" }),
