@@ -18,6 +18,7 @@ import { startTestS3 } from "../test/support/s3.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchLive } from "./live.ts";
 import { type Load, load } from "./load.ts";
+import { benchLoginBurst } from "./login-burst.ts";
 import { benchSearch } from "./search.ts";
 import { benchSerialise } from "./serialise.ts";
 import { BENCH_SIGNING_KEY, startBenchServer } from "./server.ts";
@@ -84,6 +85,8 @@ try {
     await s3Server.stop();
     await s3.close();
   });
+  // 32 connections logging in at the production bcrypt cost, and /healthz meanwhile.
+  const loginBurst = await benchLoginBurst(server.databaseUrl);
   // An anonymous request of 1,000 aliases of searchNotes: refused (400) before anything runs.
   // Sent 6 times: the first, and the median of the other 5; the server's RSS around them.
   const aliasQuery = `{ ${Array.from({ length: 1000 }, (_, i) => `a${i}: searchNotes(query: "x") { __typename }`).join(" ")} }`;
@@ -293,6 +296,9 @@ try {
     `GraphQL, 1,000 aliases of searchNotes: ${aliasRefusal.status} in ${aliasRefusal.firstMs} ms the first time, ${aliasRefusal.medianMs} ms (median) after; server RSS ${aliasRefusal.rssBeforeMb} -> ${aliasRefusal.rssAfterMb} MB`,
   );
   console.log(
+    `Login burst (32 connections logging in, bcrypt cost 11): ${loginBurst.loginsPerSec} logins/s; /healthz meanwhile p50 ${loginBurst.healthzP50} ms, p99 ${loginBurst.healthzP99} ms (goal < 20)`,
+  );
+  console.log(
     `\nSearch, one query at a time (ms; * = Meilisearch narrowed it)${search.meilisearchRebuildSeconds === undefined ? ", PostgreSQL only: set MEILI_URL for Meilisearch" : `, Meilisearch index rebuilt in ${search.meilisearchRebuildSeconds} s`}:`,
   );
   console.table(
@@ -335,7 +341,7 @@ try {
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);

@@ -80,6 +80,8 @@ export async function startBenchServer(
       // The benchmark measures speed, not the limits that would cut its load off.
       RATE_LIMIT_MULTIPLIER: "0",
       TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
+      // Servers on one database are one fleet: one PUBLIC_URL (unset, each would follow its PORT).
+      PUBLIC_URL: "http://localhost:3000",
       ...options.env,
       // Seeded notes bypass the outbox: the server searches PostgreSQL; bench/search.ts measures
       // Meilisearch on an index rebuilt from the seed.

@@ -1,6 +1,9 @@
 // Configuration from the environment (CONTRACT 1), parsed and validated once.
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import path from "node:path";
 import { z } from "zod";
+import { parseSigningKey } from "./domain/sessions/tokens.ts";
 
 const CAPTCHA_PROVIDERS = ["dev", "turnstile", "hcaptcha", "recaptcha"] as const;
 export type CaptchaProvider = (typeof CAPTCHA_PROVIDERS)[number];
@@ -33,11 +36,44 @@ const integer = (min: number, max: number, fallback: number) =>
     .transform((v) => (v === undefined ? fallback : Number(v)))
     .refine((n) => Number.isInteger(n) && n >= min && n <= max, `must be a whole number from ${min} to ${max}`);
 
+/** proxy-addr's names for address ranges, which Fastify's trustProxy also takes. */
+const PROXY_RANGES = ["loopback", "linklocal", "uniquelocal"];
+
+/** One entry of a TRUST_PROXY list: an address, a CIDR, or one of proxy-addr's range names. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGES.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split("/");
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d+$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * Fastify's trustProxy: off (unset, `false`), every proxy (`true`), a hop count, or the proxies
+ * trusted by address (CIDRs, addresses, `loopback`, separated by commas).
+ */
+const trustProxy = optionalString
+  .transform((v): boolean | number | string[] | undefined => {
+    if (v === undefined || v === "false") return false;
+    if (v === "true") return true;
+    if (/^\d+$/.test(v)) return Number(v);
+    const entries = v.split(",").map((entry) => entry.trim());
+    return entries.every(isProxyAddress) ? entries : undefined;
+  })
+  .refine(
+    (v) => v !== undefined && (typeof v !== "number" || v <= 100),
+    "must be true, false, a number of hops (0 to 100), or addresses and CIDRs separated by commas",
+  )
+  .transform((v) => v as boolean | number | string[]);
+
 const env = z.object({
   NODE_ENV: optionalString,
   PORT: integer(0, 65535, 3000),
   HOST: optionalString.transform((v) => v ?? "127.0.0.1"),
-  PUBLIC_URL: url(["http:", "https:"]).transform((v) => (v ?? "http://localhost:3000").replace(/\/+$/, "")),
+  // Unset: follows PORT (below).
+  PUBLIC_URL: url(["http:", "https:"]).transform((v) => v?.replace(/\/+$/, "")),
   DATA_DIR: optionalString.transform((v) => path.resolve(v ?? "./data")),
   DATABASE_URL: url(["postgres:", "postgresql:"]),
   // CONTRACT 11: read replicas, separated by commas.
@@ -71,10 +107,25 @@ const env = z.object({
     .transform((v) => v === "true"),
   // Extension: rate-limit counters in Redis, shared by every instance behind one load balancer.
   REDIS_URL: url(["redis:", "rediss:"]),
+  // Extension: which proxies in front may say who the client is (X-Forwarded-For).
+  TRUST_PROXY: trustProxy,
   RATE_LIMIT_MULTIPLIER: optionalString
     .transform((v) => (v === undefined ? 1 : Number(v)))
     .refine((n) => Number.isFinite(n) && n >= 0, "must be a number, 0 or more"),
-  TOKEN_SIGNING_KEY: optionalString,
+  TOKEN_SIGNING_KEY: optionalString.refine((v) => {
+    if (v === undefined) return true;
+    try {
+      parseSigningKey(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, "must be an Ed25519 private key (PKCS#8 PEM) or its 32-byte seed in base64"),
+  // Extension: GET /metrics only for `Authorization: Bearer <METRICS_TOKEN>`; unset: for anyone.
+  METRICS_TOKEN: optionalString.refine(
+    (v) => v === undefined || /^[\x21-\x7e]{16,}$/.test(v),
+    "must be 16 or more printable characters, no spaces",
+  ),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .optional()
@@ -131,8 +182,15 @@ export interface Config {
     forcePathStyle: boolean;
   };
   rateLimitMultiplier: number;
+  /**
+   * Fastify's trustProxy: whose X-Forwarded-For names the client that request.ip (rate limits,
+   * idempotency keys, captcha checks, logs) is.
+   */
+  trustProxy: boolean | number | string[];
   redisUrl?: string;
   tokenSigningKey?: string;
+  /** The bearer token GET /metrics asks for; undefined: none. */
+  metricsToken?: string;
   logLevel: string;
   bcryptCost: number;
   /** The snowflake worker id; undefined: one is leased from the database (CONTRACT 11). */
@@ -166,12 +224,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (e.DATABASE_REPLICA_URL && !e.DATABASE_URL) {
     throw new ConfigError("invalid configuration: DATABASE_REPLICA_URL needs DATABASE_URL (replicas of that database)");
   }
-  const publicUrl = new URL(e.PUBLIC_URL);
+  const publicUrlText = e.PUBLIC_URL ?? `http://localhost:${e.PORT}`;
+  const publicUrl = new URL(publicUrlText);
   return {
     production,
     port: e.PORT,
     host: e.HOST,
-    publicUrl: e.PUBLIC_URL,
+    publicUrl: publicUrlText,
     localHost: publicUrl.host,
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL,
@@ -192,8 +251,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         }
       : undefined,
     rateLimitMultiplier: e.RATE_LIMIT_MULTIPLIER,
+    trustProxy: e.TRUST_PROXY,
     redisUrl: e.REDIS_URL,
     tokenSigningKey: e.TOKEN_SIGNING_KEY,
+    metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL,
     bcryptCost: e.BCRYPT_COST,
     workerId: e.WORKER_ID,
@@ -206,4 +267,19 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
   };
+}
+
+/**
+ * What loadConfig cannot tell alone: that HOST names an address this machine resolves. Run at
+ * start before anything else, so that a bad HOST is one line, not a stack trace after the
+ * database started.
+ */
+export async function checkConfig(config: Pick<Config, "host">): Promise<void> {
+  if (isIP(config.host)) return;
+  try {
+    await lookup(config.host);
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? String(err);
+    throw new ConfigError(`invalid configuration: HOST ${config.host} does not resolve (${code})`);
+  }
 }

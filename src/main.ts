@@ -1,9 +1,10 @@
 // Starts Murmur: configuration, database (embedded unless DATABASE_URL) and migrations, then
 // the server. SIGTERM/SIGINT: stop accepting, finish in-flight requests, close the database,
 // stop the embedded PostgreSQL.
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, checkConfig, loadConfig } from "./config.ts";
 import { startDatabase } from "./db/database.ts";
 import { startDeletionWorker } from "./domain/accounts/deletion.ts";
+import { startIdempotencySweep } from "./http/idempotency.ts";
 import { createLogger } from "./log.ts";
 import { type SearchSync, startSearchSync } from "./search/sync.ts";
 import { buildServer } from "./server.ts";
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
+    await checkConfig(config);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
   const searchSync: SearchSync | undefined = services.search && startSearchSync(services.db, services.search, log);
   // Account deletions left unfinished, by a request or by an instance that stopped (CONTRACT 13).
   const deletions = startDeletionWorker(services);
+  const idempotencySweep = startIdempotencySweep(services);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -47,6 +50,7 @@ async function main(): Promise<void> {
       await app.close();
       await searchSync?.stop();
       await deletions.stop();
+      await idempotencySweep.stop();
       await closeServices(services);
       await database.stop();
     } catch (err) {

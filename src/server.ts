@@ -9,6 +9,7 @@ import type { Services } from "./domain/context.ts";
 import { mountGraphql } from "./graphql/mount.ts";
 import { registerCors } from "./http/cors.ts";
 import { JSON_BODY_LIMIT } from "./http/limits.ts";
+import { registerRequestLog, requestIdOf } from "./http/request-log.ts";
 import { sendError } from "./rest/errors.ts";
 import { MethodIndex, mountRoutes } from "./rest/mount.ts";
 import { openApiDocument } from "./rest/openapi.ts";
@@ -19,6 +20,12 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,
+    // X-Request-Id, when sane, else a UUID (src/http/request-log.ts); genReqId reads the header
+    // itself, as requestIdHeader would take any value unchecked.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+    // Off unless TRUST_PROXY says which proxies to believe: a client cannot name its own address.
+    trustProxy: trustedProxies(services.config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 16_384 },
     // Slow clients: a request must arrive whole in time, its headers sooner; Node checks both
     // every connectionsCheckingInterval, so that is kept well under the headers timeout.
@@ -31,8 +38,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     return503OnClosing: true,
     // A path that is not valid percent-encoding, or too long a parameter: the documented shape,
     // not Fastify's own body (which would echo the path back).
-    frameworkErrors: (_err, _request, reply) => {
-      (reply as FastifyReply).code(400).send({ error: "INVALID_REQUEST" });
+    frameworkErrors: (_err, request, reply) => {
+      (reply as FastifyReply).code(400).header("x-request-id", request.id).send({ error: "INVALID_REQUEST" });
     },
     clientErrorHandler: answerClientError,
   });
@@ -47,6 +54,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   });
 
   app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
+  registerRequestLog(app);
 
   // Overload (CONTRACT 10): past a bound on requests in flight, answer at once with 503 and
   // Retry-After rather than queue work the server cannot finish in time.
@@ -71,6 +79,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     }
   };
   app.addHook("onResponse", release);
+  app.addHook("onResponse", async (request, reply) => services.metrics.answered(request, reply));
   app.addHook("onRequestAbort", release);
 
   // Shutting down: requests in flight finish, and each answer then closes its connection, so no
@@ -126,6 +135,18 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   methods.add("POST", "/graphql");
 
   return app;
+}
+
+/**
+ * Fastify's trustProxy. A hop count is proxy-addr's `(address, hop) => hop < count`, as Express
+ * has it: Fastify 5 takes a number but then trusts nobody, as a count cannot tell a proxy from a
+ * client reaching the server directly; TRUST_PROXY's documentation says so.
+ */
+function trustedProxies(
+  trust: boolean | number | string[],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust !== "number") return trust;
+  return trust === 0 ? false : (_address, hop) => hop < trust;
 }
 
 /**

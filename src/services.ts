@@ -12,6 +12,7 @@ import { LiveHub } from "./domain/live/hub.ts";
 import { CallerCache } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
+import { Metrics } from "./metrics.ts";
 import { createRedis } from "./redis.ts";
 import { createMeilisearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
@@ -49,8 +50,10 @@ export async function createServices(config: Config, databaseUrl: string, log: L
       : await createLocalStorage(config.storageDir),
     search: config.meili ? createMeilisearchIndex(config.meili) : undefined,
     log,
+    metrics: undefined as unknown as Metrics,
   };
   services.live = new LiveHub(services, databaseUrl);
+  services.metrics = new Metrics(services);
   return services;
 }
 

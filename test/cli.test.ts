@@ -1,7 +1,11 @@
 // The operator CLI (CONTRACT 1): role and announce, against a test database.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { account } from "./support/fixtures.ts";
-import { run } from "./support/process.ts";
+import { ROOT, run } from "./support/process.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -13,6 +17,17 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe("cli", () => {
+  it("--version prints the installed version, from any folder, without a database", async () => {
+    const { version } = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    const result = await run("src/cli/main.ts", ["--version"], { DATABASE_URL: "postgres://nowhere.invalid/x" });
+    expect([result.code, result.stdout, result.stderr]).toEqual([0, `${version}\n`, ""]);
+    const bin = spawnSync(process.execPath, [path.join(ROOT, "bin/murmur.js"), "--version"], {
+      cwd: os.tmpdir(),
+      encoding: "utf8",
+    });
+    expect([bin.status, bin.stdout]).toEqual([0, `${version}\n`]);
+  });
+
   it("role makes an account a moderator, who may then freeze others", async () => {
     const mod = await account(server, "climod");
     await account(server, "clitarget");

@@ -2,8 +2,11 @@
 // a replay returns it without acting twice; the same key with another method, path or body is
 // 409 IDEMPOTENCY_KEY_REUSED.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IDEMPOTENCY_SWEEP_LOCK, startIdempotencySweep, sweepIdempotencyRecords } from "../src/http/idempotency.ts";
+import { createLogger } from "../src/log.ts";
 import { expectError } from "./support/expect.ts";
 import { account, PASSPHRASE, type TestAccount } from "./support/fixtures.ts";
+import { holdOpen } from "./support/held-transaction.ts";
 import { image } from "./support/media.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -161,5 +164,53 @@ describe("Idempotency-Key on GraphQL", () => {
     expect(await notesOf(bob)).toBe(before + 1);
     expectError(await graphql(bob, "g-replay", mutation("graphql twice")), 409, "IDEMPOTENCY_KEY_REUSED");
     expect(await notesOf(bob)).toBe(before + 1);
+  });
+});
+
+describe("idempotency records past 24 hours", () => {
+  const HOUR = 60 * 60 * 1000;
+  const keep = async (owner: string, keys: string[], hoursAgo: number) => {
+    await server.services.db.idempotencyRecord.createMany({
+      data: keys.map((key) => ({ owner, key, fingerprint: "f", createdAt: new Date(Date.now() - hoursAgo * HOUR) })),
+    });
+  };
+  const keysOf = async (owner: string) =>
+    (await server.services.db.idempotencyRecord.findMany({ where: { owner }, orderBy: { key: "asc" } })).map(
+      (r) => r.key,
+    );
+
+  it("are deleted in batches, the day's kept", async () => {
+    await keep("ip:10.7.0.1", ["old-1", "old-2", "old-3", "old-4", "old-5"], 25);
+    await keep("ip:10.7.0.1", ["fresh"], 23);
+    expect(await sweepIdempotencyRecords(server.services.db, { batch: 2 })).toBe(5);
+    expect(await keysOf("ip:10.7.0.1")).toEqual(["fresh"]);
+  });
+
+  it("are swept by one instance at a time: another's sweep leaves them to the one under way", async () => {
+    await keep("ip:10.7.0.2", ["old"], 30);
+    const other = await holdOpen(
+      server.services.db,
+      (tx) => tx.$executeRaw`SELECT pg_advisory_xact_lock(${IDEMPOTENCY_SWEEP_LOCK})`,
+    );
+    try {
+      expect(await sweepIdempotencyRecords(server.services.db)).toBe(0);
+      expect(await keysOf("ip:10.7.0.2")).toEqual(["old"]);
+    } finally {
+      await other.commit();
+    }
+    expect(await sweepIdempotencyRecords(server.services.db)).toBe(1);
+  });
+
+  it("are swept periodically by a running server", async () => {
+    await keep("ip:10.7.0.3", ["old"], 48);
+    const sweep = startIdempotencySweep(
+      { db: server.services.db, log: createLogger("silent") },
+      { firstAfterMs: 0, everyMs: 50 },
+    );
+    try {
+      await expect.poll(() => keysOf("ip:10.7.0.3")).toEqual([]);
+    } finally {
+      await sweep.stop();
+    }
   });
 });

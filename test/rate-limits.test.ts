@@ -8,6 +8,10 @@ import { type Answer, startTestServer, type TestServer } from "./support/server.
 
 let server: TestServer;
 let limited: TestServer;
+/** Rate limits as `limited`'s, behind a proxy at 10.9.0.1 that TRUST_PROXY names. */
+let proxied: TestServer;
+/** The same behind one hop (TRUST_PROXY=1): whatever connects is taken for the proxy. */
+let oneHop: TestServer;
 let alice: TestAccount;
 let bob: TestAccount;
 
@@ -28,6 +32,18 @@ const from =
     return { status: response.statusCode, body: response.json(), headers: response.headers } as Answer;
   };
 
+/** A registration arriving from `socket`, saying it is forwarded for `forwardedFor`. */
+async function register(on: TestServer, socket: string, forwardedFor: string, name: string): Promise<Answer> {
+  const response = await on.app.inject({
+    method: "POST",
+    url: "/accounts",
+    remoteAddress: socket,
+    headers: { "content-type": "application/json", "x-forwarded-for": forwardedFor },
+    payload: JSON.stringify({ name, email: `${name}@example.com`, passphrase: PASSPHRASE, captcha_token: "ok" }),
+  });
+  return { status: response.statusCode, body: response.json(), headers: response.headers } as Answer;
+}
+
 function expectLimited(answer: Answer): void {
   expect(answer.status).toBe(429);
   expect(answer.body).toEqual({ error: "RATE_LIMITED" });
@@ -37,10 +53,14 @@ function expectLimited(answer: Answer): void {
 beforeAll(async () => {
   server = await startTestServer();
   limited = await startTestServer({ RATE_LIMIT_MULTIPLIER: "0.04" });
+  proxied = await startTestServer({ RATE_LIMIT_MULTIPLIER: "0.04", TRUST_PROXY: "10.9.0.1" });
+  oneHop = await startTestServer({ RATE_LIMIT_MULTIPLIER: "0.04", TRUST_PROXY: "1" });
   alice = await directAccount(limited, "rl_alice");
   bob = await directAccount(limited, "rl_bob");
 });
 afterAll(async () => {
+  await oneHop.close();
+  await proxied.close();
   await limited.close();
   await server.close();
 });
@@ -126,5 +146,35 @@ describe("rate limits", () => {
       body: { name: "x", passphrase: "wrong-pass", captcha_token: "ok" },
     });
     expect(answer.headers["x-ratelimit-limit"]).toBeUndefined();
+  });
+});
+
+describe("rate limits behind a proxy (TRUST_PROXY)", () => {
+  it("count each forwarded client apart when the proxy is trusted", async () => {
+    // Registration: 1 per 30 minutes per IP here; the proxy's own address never counts.
+    expect((await register(proxied, "10.9.0.1", "203.0.113.1", "tp_one")).status).toBe(200);
+    expect((await register(proxied, "10.9.0.1", "203.0.113.2", "tp_two")).status).toBe(200);
+    expect((await register(proxied, "10.9.0.1", "198.51.100.7, 203.0.113.3", "tp_three")).status).toBe(200);
+    // The client the proxy saw is the last address; what the client itself sent before it is not believed.
+    expectLimited(await register(proxied, "10.9.0.1", "203.0.113.2", "tp_four"));
+    expectLimited(await register(proxied, "10.9.0.1", "203.0.113.9, 203.0.113.1", "tp_five"));
+  });
+
+  it("with a hop count, take the address the last proxy appended", async () => {
+    expect((await register(oneHop, "10.9.1.1", "203.0.113.40", "tp_eleven")).status).toBe(200);
+    expect((await register(oneHop, "10.9.1.1", "203.0.113.9, 203.0.113.41", "tp_twelve")).status).toBe(200);
+    expectLimited(await register(oneHop, "10.9.1.2", "203.0.113.41", "tp_thirteen"));
+  });
+
+  it("count a client by its socket's address when it is not a trusted proxy", async () => {
+    // A client that reaches the server past the proxy cannot choose its address.
+    expect((await register(proxied, "10.9.0.2", "203.0.113.20", "tp_six")).status).toBe(200);
+    expectLimited(await register(proxied, "10.9.0.2", "203.0.113.21", "tp_seven"));
+  });
+
+  it("never believe X-Forwarded-For when no proxy is trusted (the default)", async () => {
+    expect((await register(limited, "10.0.6.1", "203.0.113.30", "tp_eight")).status).toBe(200);
+    expectLimited(await register(limited, "10.0.6.1", "203.0.113.31", "tp_nine"));
+    expectLimited(await register(limited, "10.0.6.1", "10.0.6.2", "tp_ten"));
   });
 });

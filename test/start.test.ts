@@ -90,7 +90,8 @@ describe("npm start", () => {
     console.log(`warm start: ${second.ms} ms`);
     const kept = await fetch(`http://127.0.0.1:${port}/accounts/kept`);
     expect(kept.status).toBe(200);
-    expect(((await kept.json()) as { name: string }).name).toBe(`@kept@localhost:3000`);
+    // PUBLIC_URL is unset: its default follows PORT, so names and links point where it listens.
+    expect(((await kept.json()) as { name: string }).name).toBe(`@kept@localhost:${port}`);
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
     expect(await stopServer(second.child)).toBe(0);
     // The embedded PostgreSQL stopped with the server.
@@ -131,5 +132,24 @@ describe("npm start", () => {
     const result = await run("src/main.ts", [], { PORT: "not-a-port", DATA_DIR: dataDir });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^invalid configuration: PORT /)]);
+  });
+
+  it.each([
+    [{ TOKEN_SIGNING_KEY: "garbage" }, "TOKEN_SIGNING_KEY"],
+    [{ HOST: "no-such-host.invalid" }, "HOST"],
+  ])("stops on %o with one line naming %s, before the database starts", async (env, variable) => {
+    const untouched = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-start-bad-"));
+    fs.chmodSync(untouched, 0o755);
+    try {
+      const result = await run("src/main.ts", [], { DATA_DIR: untouched, ...env });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(new RegExp(`^invalid configuration: ${variable} `)),
+      ]);
+      // No embedded PostgreSQL was made, let alone started.
+      expect(fs.readdirSync(untouched)).toEqual([]);
+    } finally {
+      fs.rmSync(untouched, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,5 @@
 // The operator CLI: `npm run cli -- <command>`, also installed as the `murmur` bin.
+import fs from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
 import { ConfigError, loadConfig } from "../config.ts";
 import { startDatabase } from "../db/database.ts";
@@ -41,8 +42,14 @@ async function withServices(task: (services: Services, databaseUrl: string) => P
   }
 }
 
+/** The installation's version, from its package.json (wherever the command runs from). */
+const VERSION = (
+  JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
 const program = new Command()
   .name("murmur")
+  .version(VERSION, "-V, --version", "print the installed version")
   .description("Murmur operator commands. They use DATABASE_URL, or the embedded PostgreSQL under DATA_DIR.")
   .showHelpAfterError();
 

@@ -13,6 +13,8 @@ export { Prisma } from "../generated/prisma/client.ts";
  * maybe several), as soon as the statement has run.
  */
 export function createDb(databaseUrl: string, accountsWritten: (id?: bigint) => void, poolSize = 20): Db {
+  // The pool is made here, not by the adapter, so that /metrics can tell how it is used; the
+  // adapter still ends it at $disconnect.
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: poolSize,
@@ -70,6 +72,12 @@ export async function queryRows<T>(db: Db | Prisma.TransactionClient, query: Pri
     types: rowTypes,
   });
   return rows;
+}
+
+/** How the connection pool of a client made by createDb is used now. */
+export function poolUse(db: Db): { total: number; idle: number; waiting: number } | undefined {
+  const pool = pools.get(db);
+  return pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
 }
 
 const ACCOUNT_WRITES = new Set(["update", "upsert", "delete", "updateMany", "updateManyAndReturn", "deleteMany"]);

@@ -7,6 +7,7 @@ import type { ReadRouting } from "../db/replicas.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
 import type { WorkerLease } from "../db/worker-lease.ts";
 import type { Mailer } from "../mail/mailer.ts";
+import type { Metrics } from "../metrics.ts";
 import type { Redis } from "../redis.ts";
 import type { SearchIndex } from "../search/meilisearch.ts";
 import type { Storage } from "../storage/storage.ts";
@@ -37,6 +38,8 @@ export interface Services {
   /** Meilisearch, when MEILI_URL is set; search then narrows its candidates with it. */
   search?: SearchIndex;
   log: Logger;
+  /** What GET /metrics reports of this instance. */
+  metrics: Metrics;
 }
 
 /** Who is calling: an account, nobody, or credentials that did not check out. */

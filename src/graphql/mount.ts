@@ -26,6 +26,7 @@ import { DomainError } from "../domain/errors.ts";
 import { authenticate } from "../domain/sessions/caller.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import { JSON_BODY_LIMIT } from "../http/limits.ts";
+import { logAccount } from "../http/request-log.ts";
 import { answerFor, sendError } from "../rest/errors.ts";
 import { boundsPlugins, MAX_TOKENS } from "./bounds.ts";
 import { DocumentCache, noErrorCache } from "./document-cache.ts";
@@ -107,10 +108,11 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       // not the server's: yoga logs each error it masks, expected or not.
       error: (...args) => (args.every(isRefusal) ? services.log.debug(args) : services.log.error(args)),
     },
-    context: async ({ req }) => ({
-      ...services,
-      caller: await authenticate(services, credentialsOf(req), req.ip),
-    }),
+    context: async ({ req }) => {
+      const caller = await authenticate(services, credentialsOf(req), req.ip);
+      logAccount(req, caller.account?.id);
+      return { ...services, caller };
+    },
   });
   // A process's first GraphQL request runs yoga's code paths cold (some 100 ms on a shared
   // core); run once at start, an anonymous query and a refused one, so no client waits for it.

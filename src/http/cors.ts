@@ -16,6 +16,7 @@ const ALLOWED_HEADERS = [
   "Range",
   "Last-Event-ID",
   "X-GraphQL-Yoga-CSRF",
+  "X-Request-Id",
 ];
 
 /** Response headers a page may read. */
@@ -29,6 +30,7 @@ const EXPOSED_HEADERS = [
   "Idempotent-Replayed",
   "WWW-Authenticate",
   "Location",
+  "X-Request-Id",
 ];
 
 export async function registerCors(app: FastifyInstance, config: Pick<Config, "corsOrigins">): Promise<void> {

@@ -6,6 +6,7 @@
 // GraphQL requests by their JSON body, their uploads by the files' SHA-256.
 import { createHash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Db } from "../db/client.ts";
 import type { Caller, Services } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
@@ -101,4 +102,75 @@ export function replay(reply: FastifyReply, answer: StoredAnswer) {
   if (answer.body === undefined) return reply.send();
   if (!reply.hasHeader("content-type")) reply.type("application/json; charset=utf-8");
   return reply.send(answer.body);
+}
+
+/** The advisory lock the sweep takes, batch by batch, so that one instance sweeps at a time. */
+export const IDEMPOTENCY_SWEEP_LOCK = 0x6d75726d_0001n;
+const SWEEP_BATCH = 1000;
+const SWEEP_EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * Deletes the records past their 24 hours (a key is free again then anyway), `batch` at a time,
+ * each batch a short transaction of its own so that no long lock or transaction holds the table.
+ * Another instance sweeping (it holds the lock) is left to it. Returns how many were deleted.
+ */
+export async function sweepIdempotencyRecords(db: Db, options: { now?: Date; batch?: number } = {}): Promise<number> {
+  const cutoff = new Date((options.now ?? new Date()).getTime() - LIFETIME_MS);
+  const batch = options.batch ?? SWEEP_BATCH;
+  let deleted = 0;
+  for (;;) {
+    const count = await db.$transaction(async (tx) => {
+      const [{ locked }] = await tx.$queryRaw<{ locked: boolean }[]>`
+        SELECT pg_try_advisory_xact_lock(${IDEMPOTENCY_SWEEP_LOCK}) AS locked`;
+      if (!locked) return undefined;
+      // Oldest first, by the created_at index; rows a request is updating are left for later.
+      return tx.$executeRaw`
+        DELETE FROM idempotency_records
+        WHERE (owner, key) IN (
+          SELECT owner, key FROM idempotency_records
+          WHERE created_at < ${cutoff}
+          ORDER BY created_at
+          LIMIT ${batch}
+          FOR UPDATE SKIP LOCKED)`;
+    });
+    if (count === undefined) return deleted;
+    deleted += count;
+    if (count < batch) return deleted;
+  }
+}
+
+export interface IdempotencySweep {
+  stop(): Promise<void>;
+}
+
+/** Sweeps now and then (hourly, the first a minute after start): the table holds a day at most. */
+export function startIdempotencySweep(
+  services: Pick<Services, "db" | "log">,
+  options: { everyMs?: number; firstAfterMs?: number } = {},
+): IdempotencySweep {
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const sweep = () => {
+    if (running || stopped) return;
+    running = sweepIdempotencyRecords(services.db)
+      .then((deleted) => {
+        if (deleted) services.log.info({ deleted }, "idempotency records past 24 hours deleted");
+      })
+      .catch((err) => services.log.warn({ err }, "idempotency records not swept; will try again"))
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const first = setTimeout(sweep, options.firstAfterMs ?? 60_000);
+  const every = setInterval(sweep, options.everyMs ?? SWEEP_EVERY_MS);
+  first.unref();
+  every.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(first);
+      clearInterval(every);
+      await running;
+    },
+  };
 }

@@ -9,6 +9,7 @@ import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/dri
 import { DomainError } from "../domain/errors.ts";
 import { authenticate, optionalAccount, requireAccount, requireModerator } from "../domain/sessions/caller.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
+import { logAccount } from "../http/request-log.ts";
 import { answerFor, sendError } from "./errors.ts";
 import { inlineJsonSchema } from "./openapi.ts";
 import type { RateLimits } from "./rate-limits.ts";
@@ -73,6 +74,7 @@ function handlerOf(services: Services, r: Route) {
     try {
       const caller: Caller =
         r.auth === "none" ? { ip: request.ip } : await authenticate(services, credentialsOf(request, r), request.ip);
+      logAccount(request, caller.account?.id);
       const ctx: Context = {
         ...services,
         caller,

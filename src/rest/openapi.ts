@@ -96,6 +96,7 @@ function answerResponse(r: Route, answer: Answer): Json {
   if (answer.schema) response.content = { "application/json": { schema: jsonSchema(answer.schema) } };
   if (answer.bytes) response.content = { "*/*": { schema: { type: "string", format: "binary" } } };
   if (answer.events) response.content = { "text/event-stream": { schema: { type: "string" } } };
+  if (answer.text) response.content = { [answer.text.split(";")[0]]: { schema: { type: "string" } } };
   const headers = headersOf(r, answer.status, answer.headers);
   if (headers) response.headers = headers;
   return response;

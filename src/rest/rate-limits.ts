@@ -6,6 +6,7 @@
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Services } from "../domain/context.ts";
+import { logAccount } from "../http/request-log.ts";
 
 export type RateLimitGroup = "login" | "register" | "upload";
 
@@ -30,6 +31,7 @@ async function callerKey(services: Services, request: FastifyRequest): Promise<s
   if (match) {
     try {
       const claims = await services.tokens.verify(match[1], "access", true);
+      logAccount(request, claims.accountId);
       return `account:${claims.accountId}`;
     } catch {
       // An unusable token counts against its IP; the route answers it 401 anyway.
@@ -55,6 +57,11 @@ export async function registerRateLimits(app: FastifyInstance, services: Service
     max: (_request, key) => scaled(key.startsWith("account:") ? AUTHENTICATED.max : ANONYMOUS.max),
     timeWindow: ANONYMOUS.minutes * 60_000,
     errorResponseBuilder: (_request, context) => ({ statusCode: context.statusCode, code: "RATE_LIMITED" }),
+    // Every limit, the routes' own too (their options are merged over these).
+    onExceeded: (request) => {
+      const group = (request.routeOptions.config as { rateLimit?: { groupId?: string } }).rateLimit?.groupId;
+      services.metrics.refused(group ?? "general");
+    },
   });
   return {
     routeConfig(group) {

@@ -46,6 +46,8 @@ export interface Answer {
   bytes?: boolean;
   /** A stream of Server-Sent Events (CONTRACT 12), described in `description`. */
   events?: boolean;
+  /** A text body of this content type (e.g. Prometheus' format), not JSON. */
+  text?: string;
   /** Response headers it carries: name, whether always, and what it means. */
   headers?: ResponseHeader[];
 }

@@ -25,6 +25,8 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
     DATA_DIR: dataDir,
     BCRYPT_COST: "4",
     RATE_LIMIT_MULTIPLIER: "0",
+    // One PUBLIC_URL for the fleet, as behind its load balancer (unset, each follows its PORT).
+    PUBLIC_URL: "http://localhost:3000",
     ...env,
   });
   let output = "";

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
 import { inject } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { ensureDatabase } from "../../src/db/database.ts";
@@ -43,9 +44,14 @@ export interface TestServer {
 
 /**
  * A fresh database cloned from the template, and a server on it. `env` adds configuration;
- * `url` puts the server on a migrated database of the caller's instead.
+ * `url` puts the server on a migrated database of the caller's instead; `log` is its logger (none
+ * by default).
  */
-export async function startTestServer(env: Record<string, string> = {}, url?: string): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  url?: string,
+  log: Logger = createLogger("silent"),
+): Promise<TestServer> {
   url ??= await freshDatabase();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-data-"));
   // Test runs turn rate limits off (CONTRACT 10); test/rate-limits.test.ts turns them on.
@@ -60,7 +66,7 @@ export async function startTestServer(env: Record<string, string> = {}, url?: st
     WORKER_ID: "1",
     ...env,
   });
-  const services = await createServices(config, url, createLogger("silent"));
+  const services = await createServices(config, url, log);
   const app = await buildServer(services);
   // Every answer is held to openapi.json; a file whose answers stray from it fails on close.
   const mismatches = checkEveryAnswer(app);

@@ -33,7 +33,42 @@ describe("loadConfig", () => {
     expect(loadConfig({}).databaseReplicaUrls).toEqual([]);
   });
 
+  it("takes PUBLIC_URL's port from PORT when PUBLIC_URL is unset", () => {
+    const config = loadConfig({ PORT: "8080" });
+    expect(config.publicUrl).toBe("http://localhost:8080");
+    expect(config.localHost).toBe("localhost:8080");
+    expect(loadConfig({ PORT: "8080", PUBLIC_URL: "https://murmur.example/" }).publicUrl).toBe(
+      "https://murmur.example",
+    );
+  });
+
+  it("takes TOKEN_SIGNING_KEY as a 32-byte base64 seed", () => {
+    const seed = Buffer.alloc(32, 7).toString("base64");
+    expect(loadConfig({ TOKEN_SIGNING_KEY: seed }).tokenSigningKey).toBe(seed);
+  });
+
+  it("reads TRUST_PROXY as off, every proxy, a hop count or trusted addresses", () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: "false" }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: "true" }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: "10.0.0.0/8, 127.0.0.1,::1,fd00::/8,loopback" }).trustProxy).toEqual([
+      "10.0.0.0/8",
+      "127.0.0.1",
+      "::1",
+      "fd00::/8",
+      "loopback",
+    ]);
+  });
+
   it.each([
+    [{ TRUST_PROXY: "yes" }, "TRUST_PROXY"],
+    [{ TRUST_PROXY: "10.0.0.0/33" }, "TRUST_PROXY"],
+    [{ TRUST_PROXY: "10.0.0.1,proxy.example" }, "TRUST_PROXY"],
+    [{ TRUST_PROXY: "-1" }, "TRUST_PROXY"],
+    [{ TOKEN_SIGNING_KEY: "garbage" }, "TOKEN_SIGNING_KEY"],
+    [{ TOKEN_SIGNING_KEY: "-----BEGIN PRIVATE KEY-----\nxyz\n-----END PRIVATE KEY-----" }, "TOKEN_SIGNING_KEY"],
+    [{ METRICS_TOKEN: "short" }, "METRICS_TOKEN"],
     [{ PORT: "abc" }, "PORT"],
     [{ PORT: "70000" }, "PORT"],
     [{ PUBLIC_URL: "not a url" }, "PUBLIC_URL"],

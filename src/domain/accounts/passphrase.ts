@@ -1,18 +1,44 @@
 // Passphrases are stored as bcrypt over a SHA-256 pre-hash (CONTRACT 4): bcrypt reads only
-// 72 bytes, and passphrases reach 512 characters.
+// 72 bytes, and passphrases reach 512 characters. Hashing runs natively on libuv's thread pool
+// (@node-rs/bcrypt), so a login never holds the event loop for the 100-250 ms a hash costs; its
+// hashes are the same $2b$ format, and hashes made before ($2a$, $2b$ by bcryptjs) still verify.
 import { createHash } from "node:crypto";
-import bcrypt from "bcryptjs";
+import os from "node:os";
+import { hash, verify } from "@node-rs/bcrypt";
 
 function preHash(passphrase: string): string {
   return createHash("sha256").update(passphrase, "utf8").digest("base64");
 }
 
-export function hashPassphrase(passphrase: string, cost: number): Promise<string> {
-  return bcrypt.hash(preHash(passphrase), cost);
+/**
+ * Hashes at once, at most. The thread pool (4 threads unless UV_THREADPOOL_SIZE) also runs file
+ * reads and writes, DNS lookups and the PBKDF2 of PostgreSQL's SCRAM sign-in: a burst of logins
+ * holding every thread made new database connections time out. One thread is always left to
+ * them, and more hashes at once than cores would not finish sooner.
+ */
+const MAX_HASHING = Math.max(1, Math.min(os.availableParallelism(), (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1));
+let hashing = 0;
+const waiting: (() => void)[] = [];
+
+async function onPool<T>(work: () => Promise<T>): Promise<T> {
+  if (hashing >= MAX_HASHING) await new Promise<void>((resolve) => waiting.push(resolve));
+  else hashing += 1;
+  try {
+    return await work();
+  } finally {
+    // The slot passes straight to the next in line, or is given back.
+    const next = waiting.shift();
+    if (next) next();
+    else hashing -= 1;
+  }
 }
 
-export function verifyPassphrase(passphrase: string, hash: string): Promise<boolean> {
-  return bcrypt.compare(preHash(passphrase), hash);
+export function hashPassphrase(passphrase: string, cost: number): Promise<string> {
+  return onPool(() => hash(preHash(passphrase), { cost, version: "2b" }));
+}
+
+export function verifyPassphrase(passphrase: string, passphraseHash: string): Promise<boolean> {
+  return onPool(() => verify(preHash(passphrase), passphraseHash));
 }
 
 const dummyHashes = new Map<number, Promise<string>>();

@@ -43,6 +43,11 @@ export class LiveHub {
     this.listener.listen();
   }
 
+  /** Streams open now. */
+  get open(): number {
+    return this.streams.size;
+  }
+
   /** Adds a stream, unless its account (or, without one, its IP) holds MAX_STREAMS here already. */
   add(stream: LiveStream): void {
     const same = [...this.streams].filter((s) =>

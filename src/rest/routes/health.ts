@@ -4,6 +4,7 @@ import { z } from "zod";
 import { MAX_LAG_SECONDS } from "../../db/replicas.ts";
 import type { Services } from "../../domain/context.ts";
 import { DomainError } from "../../domain/errors.ts";
+import { METRICS_CONTENT_TYPE, scrapeMetrics } from "../../metrics.ts";
 import { rebuildRunning, searchIndexCompleteness } from "../../search/rebuild.ts";
 import { route } from "../route.ts";
 
@@ -111,5 +112,27 @@ export const healthRoutes = [
       return ready;
     },
     reply: (ready) => ({ status: 200, body: { status: "ready", ...ready } }),
+  }),
+  route({
+    method: "GET",
+    path: "/metrics",
+    summary:
+      "This instance's figures in Prometheus' text format: requests and latency by route and status, the database " +
+      "pool, the event loop, the search outbox, live streams, rate-limit refusals",
+    tag: "health",
+    auth: "none",
+    rateLimit: "none",
+    success: {
+      status: 200,
+      description:
+        "Prometheus text exposition format 0.0.4. With METRICS_TOKEN set, only for `Authorization: Bearer " +
+        "<METRICS_TOKEN>` (401 otherwise); it is no account's token",
+      text: METRICS_CONTENT_TYPE,
+    },
+    // With METRICS_TOKEN set, only for `Authorization: Bearer <METRICS_TOKEN>`.
+    errors: ["UNAUTHORIZED", "INVALID_TOKEN"],
+    overrides: { INVALID_TOKEN: 401 },
+    run: (ctx, { headers }) => scrapeMetrics(ctx, headers.authorization),
+    reply: (text) => ({ status: 200, body: text, headers: { "content-type": METRICS_CONTENT_TYPE } }),
   }),
 ];

@@ -1,0 +1,65 @@
+// Request ids and what a request's log lines say of it: the id a caller sent in X-Request-Id
+// (when sane) or a fresh UUID, echoed in the answer; the caller's account once known; the error
+// code of a failed answer on Fastify's "request completed" line.
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import { type RequestLogFields, requestLogFields } from "../log.ts";
+
+const SANE_REQUEST_ID = /^[\x20-\x7e]{1,128}$/;
+
+/**
+ * Fastify's genReqId. Its requestIdHeader would take any header value as it is (1,000 bytes,
+ * control characters, into every log line); here only a sane one is, else a UUID, unique across
+ * processes and restarts where Fastify's own counter starts again at req-1.
+ */
+export function requestIdOf(request: IncomingMessage): string {
+  const sent = request.headers["x-request-id"];
+  return typeof sent === "string" && SANE_REQUEST_ID.test(sent) ? sent : randomUUID();
+}
+
+const FIELDS = Symbol("request log fields");
+type WithFields = FastifyRequest & { [FIELDS]?: RequestLogFields };
+
+/** An error answer's code: REST's `{"error": CODE}`, GraphQL's `errors[0].extensions.code`. */
+const ERROR_CODE = /"(?:error|code)":"([A-Z][A-Z_]*)"/;
+
+export function registerRequestLog(app: FastifyInstance): void {
+  // First of all hooks, so that every answer (a 503 when overloaded, a 429) carries the id, and
+  // everything after runs with the request's log fields (Fastify carries the async context
+  // through body parsing).
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.header("x-request-id", request.id);
+    const fields: RequestLogFields = { reqId: request.id };
+    (request as WithFields)[FIELDS] = fields;
+    requestLogFields.run(fields, done);
+  });
+  app.addHook("onSend", async (request, reply, payload) => {
+    if (reply.statusCode < 400) return;
+    // REST's answers are serialised by now; GraphQL's come from yoga as bytes.
+    const start =
+      typeof payload === "string"
+        ? payload.slice(0, 2048)
+        : Buffer.isBuffer(payload)
+          ? payload.subarray(0, 2048).toString()
+          : "";
+    const code = ERROR_CODE.exec(start)?.[1];
+    if (code) bind(request, { errorCode: code });
+  });
+}
+
+/** From now on, the request's log lines name its caller's account. */
+export function logAccount(request: FastifyRequest, accountId: bigint | string | undefined): void {
+  if (accountId === undefined) return;
+  const fields = (request as WithFields)[FIELDS];
+  // Requests made up for yoga (a WebSocket's operations, the warm-up at start) have no log fields.
+  if (!fields || fields.accountId !== undefined) return;
+  fields.accountId = accountId.toString();
+  bind(request, { accountId: fields.accountId });
+}
+
+/** Adds to what the request's logger (pino's child, as services.log is pino) says on each line. */
+function bind(request: FastifyRequest, fields: Record<string, string>): void {
+  (request.log as unknown as Logger).setBindings(fields);
+}

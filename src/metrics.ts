@@ -1,0 +1,129 @@
+// What an operator's Prometheus scrapes from GET /metrics (prom-client): requests by route
+// pattern and status, with their latency; the database pool; the event loop and the process
+// (prom-client's default metrics); the search outbox's backlog; live streams; rate-limit refusals.
+// One registry per instance of the server, so that several in one process (the tests) keep apart.
+import { timingSafeEqual } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { type Db, poolUse } from "./db/client.ts";
+import type { Services } from "./domain/context.ts";
+import { DomainError } from "./domain/errors.ts";
+
+export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: "murmur_http_requests_total",
+    help: "Requests answered, by method, route pattern and status",
+    labelNames: ["method", "route", "status"] as const,
+    registers: [this.registry],
+  });
+  private readonly durations = new Histogram({
+    name: "murmur_http_request_duration_seconds",
+    help: "Time from a request's arrival to its answer's end, by method, route pattern and status",
+    labelNames: ["method", "route", "status"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  private readonly refusals = new Counter({
+    name: "murmur_rate_limit_refusals_total",
+    help: "Requests refused 429 RATE_LIMITED, by limit (general, login, register, upload)",
+    labelNames: ["limit"] as const,
+    registers: [this.registry],
+  });
+
+  constructor(services: Pick<Services, "db" | "live" | "log">) {
+    const db: Db = services.db;
+    collectDefaultMetrics({ register: this.registry });
+    const pool = (name: string, help: string, read: (use: NonNullable<ReturnType<typeof poolUse>>) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          const use = poolUse(db);
+          if (use) this.set(read(use));
+        },
+      });
+    pool("murmur_db_pool_connections", "Connections the database pool holds", (use) => use.total);
+    pool("murmur_db_pool_idle", "Connections of the pool not in use", (use) => use.idle);
+    pool("murmur_db_pool_waiting", "Queries waiting for a connection of the pool", (use) => use.waiting);
+    new Gauge({
+      name: "murmur_live_streams_open",
+      help: "Live streams (SSE, GraphQL subscriptions) open on this instance",
+      registers: [this.registry],
+      collect() {
+        this.set(services.live?.open ?? 0);
+      },
+    });
+    // One query for both, at scrape time; a database out of reach leaves them out of the scrape.
+    let outbox: Promise<{ backlog: number; oldest: number } | undefined> | undefined;
+    const readOutbox = () => {
+      outbox ??= db.$queryRaw<{ backlog: number; oldest: number | null }[]>`
+          SELECT count(*)::int AS backlog,
+                 coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest
+          FROM search_outbox`
+        .then(([row]) => ({ backlog: row.backlog, oldest: row.oldest ?? 0 }))
+        .catch((err) => {
+          services.log.warn({ err }, "search outbox not measured");
+          return undefined;
+        })
+        .finally(() => {
+          setImmediate(() => {
+            outbox = undefined;
+          });
+        });
+      return outbox;
+    };
+    new Gauge({
+      name: "murmur_search_outbox_backlog",
+      help: "Changes the search index has yet to learn (Meilisearch only)",
+      registers: [this.registry],
+      async collect() {
+        const found = await readOutbox();
+        if (found) this.set(found.backlog);
+        else this.reset();
+      },
+    });
+    new Gauge({
+      name: "murmur_search_outbox_oldest_seconds",
+      help: "Age of the oldest change the search index has yet to learn; 0 when none",
+      registers: [this.registry],
+      async collect() {
+        const found = await readOutbox();
+        if (found) this.set(found.oldest);
+        else this.reset();
+      },
+    });
+  }
+
+  /** An answered request, counted under its route's pattern (never its URL: ids would explode the labels). */
+  answered(request: FastifyRequest, reply: FastifyReply): void {
+    const pattern = request.routeOptions.url;
+    const route = pattern === undefined ? "unmatched" : pattern.replace(/^\/v0(?=\/|$)/, "") || "/";
+    const labels = { method: request.method, route, status: String(reply.statusCode) };
+    this.requests.inc(labels);
+    this.durations.observe(labels, reply.elapsedTime / 1000);
+  }
+
+  refused(limit: string): void {
+    this.refusals.inc({ limit });
+  }
+}
+
+/**
+ * The scrape, in Prometheus' text format. With METRICS_TOKEN set, only for `Bearer <token>`:
+ * figures of traffic and load are not for everyone.
+ */
+export async function scrapeMetrics(services: Services, authorization?: string) {
+  const token = services.config.metricsToken;
+  if (token !== undefined) {
+    const sent = Buffer.from(/^Bearer +(\S+)$/i.exec(authorization ?? "")?.[1] ?? "");
+    const expected = Buffer.from(token);
+    if (sent.length !== expected.length || !timingSafeEqual(sent, expected)) {
+      throw new DomainError(authorization ? "INVALID_TOKEN" : "UNAUTHORIZED", { credentials: true });
+    }
+  }
+  return services.metrics.registry.metrics();
+}
