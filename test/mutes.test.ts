@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { follow, post } from "./support/actions.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
+import { gql as graphql } from "./support/graphql.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 import { openSse } from "./support/sse.ts";
 
@@ -207,17 +208,8 @@ describe("streams", () => {
 });
 
 describe("GraphQL", () => {
-  async function gql(query: string, variables: Record<string, unknown>, who: TestAccount) {
-    const answer = await server.app.inject({
-      method: "POST",
-      url: "/graphql",
-      headers: { "content-type": "application/json", authorization: `Bearer ${who.token}` },
-      payload: JSON.stringify({ query, variables }),
-    });
-    const body = answer.json();
-    expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
-    return body.data;
-  }
+  const gql = (query: string, variables: Record<string, unknown>, who: TestAccount) =>
+    graphql(server, query, variables, who);
   const MUTE = `mutation ($name: String!) {
     mute(name: $name) { __typename ... on MutationMuteSuccess { data } ... on DomainError { code } } }`;
   const UNMUTE = `mutation ($name: String!) {

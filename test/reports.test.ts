@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { follow, post } from "./support/actions.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
+import { gql as graphql } from "./support/graphql.ts";
 import { run } from "./support/process.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 import { openSse } from "./support/sse.ts";
@@ -175,17 +176,8 @@ describe("GET /reports and POST /reports/{id}/resolve", () => {
 });
 
 describe("GraphQL", () => {
-  async function gql(query: string, variables: Record<string, unknown>, who: TestAccount) {
-    const answer = await server.app.inject({
-      method: "POST",
-      url: "/graphql",
-      headers: { "content-type": "application/json", authorization: `Bearer ${who.token}` },
-      payload: JSON.stringify({ query, variables }),
-    });
-    const body = answer.json();
-    expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
-    return body.data;
-  }
+  const gql = (query: string, variables: Record<string, unknown>, who: TestAccount) =>
+    graphql(server, query, variables, who);
   const REPORT = `mutation ($name: String!, $comment: String, $noteIds: [ID!]) {
     report(name: $name, comment: $comment, noteIds: $noteIds) {
       ... on MutationReportSuccess { data } ... on DomainError { code } } }`;

@@ -1,20 +1,12 @@
 // Notifications (a connection) and announcements.
 import * as notifications from "../domain/notifications/service.ts";
+import { NotificationType } from "../generated/prisma/enums.ts";
 import { AccountRef } from "./account.ts";
 import { builder, done } from "./builder.ts";
 import { AFTER_DESCRIPTION, connectionType, page, pageComplexity } from "./connection.ts";
 
 const NotificationTypeEnum = builder.enumType("NotificationType", {
-  values: [
-    "followed",
-    "followRequested",
-    "followAccepted",
-    "mentioned",
-    "renoted",
-    "reacted",
-    "listed",
-    "reported",
-  ] as const,
+  values: Object.values(NotificationType),
 });
 
 type NotificationRow = notifications.NotificationsPage["notifications"][number];

@@ -215,6 +215,19 @@ async function renewLease(db: Pick<Tx, "$executeRaw">, accountId: bigint, owner:
 type Step = (tx: Tx, accountId: bigint, limit: number, services: Services) => Promise<number>;
 
 /**
+ * A step that deletes at most `limit` rows of `table` whose `column` names the account; `other`
+ * is the rest of the table's key (names of ours, never input).
+ */
+const rowsNaming =
+  (table: string, column: string, other: string): Step =>
+  (tx, accountId, limit) =>
+    tx.$executeRawUnsafe(
+      `DELETE FROM ${table} WHERE ${column} = $1 AND ${other} IN (SELECT ${other} FROM ${table} WHERE ${column} = $1 LIMIT $2)`,
+      accountId,
+      limit,
+    );
+
+/**
  * Locks accounts in id order before their counters move: follows and unfollows lock their two
  * accounts in id order too (src/domain/social/service.ts), so neither waits on the other in a circle.
  */
@@ -279,28 +292,14 @@ const STEPS: Step[] = [
     await tx.$executeRaw`UPDATE accounts SET followers_count = followers_count - ${ids.length}::int WHERE id = ${accountId}`;
     return ids.length;
   },
-  (tx, accountId, limit) => tx.$executeRaw`
-    DELETE FROM follow_requests WHERE requester_id = ${accountId} AND target_id IN (
-      SELECT target_id FROM follow_requests WHERE requester_id = ${accountId} LIMIT ${limit})`,
-  (tx, accountId, limit) => tx.$executeRaw`
-    DELETE FROM follow_requests WHERE target_id = ${accountId} AND requester_id IN (
-      SELECT requester_id FROM follow_requests WHERE target_id = ${accountId} LIMIT ${limit})`,
-  (tx, accountId, limit) => tx.$executeRaw`
-    DELETE FROM blocks WHERE blocker_id = ${accountId} AND blocked_id IN (
-      SELECT blocked_id FROM blocks WHERE blocker_id = ${accountId} LIMIT ${limit})`,
-  (tx, accountId, limit) => tx.$executeRaw`
-    DELETE FROM blocks WHERE blocked_id = ${accountId} AND blocker_id IN (
-      SELECT blocker_id FROM blocks WHERE blocked_id = ${accountId} LIMIT ${limit})`,
-  (tx, accountId, limit) => tx.$executeRaw`
-    DELETE FROM mutes WHERE muter_id = ${accountId} AND muted_id IN (
-      SELECT muted_id FROM mutes WHERE muter_id = ${accountId} LIMIT ${limit})`,
-  (tx, accountId, limit) => tx.$executeRaw`
-    DELETE FROM mutes WHERE muted_id = ${accountId} AND muter_id IN (
-      SELECT muter_id FROM mutes WHERE muted_id = ${accountId} LIMIT ${limit})`,
+  rowsNaming("follow_requests", "requester_id", "target_id"),
+  rowsNaming("follow_requests", "target_id", "requester_id"),
+  rowsNaming("blocks", "blocker_id", "blocked_id"),
+  rowsNaming("blocks", "blocked_id", "blocker_id"),
+  rowsNaming("mutes", "muter_id", "muted_id"),
+  rowsNaming("mutes", "muted_id", "muter_id"),
   // Lists others put it in, then its own lists (their assignees with them).
-  (tx, accountId, limit) => tx.$executeRaw`
-    DELETE FROM list_members WHERE account_id = ${accountId} AND list_id IN (
-      SELECT list_id FROM list_members WHERE account_id = ${accountId} LIMIT ${limit})`,
+  rowsNaming("list_members", "account_id", "list_id"),
   (tx, accountId, limit) => tx.$executeRaw`
     DELETE FROM lists WHERE id IN (SELECT id FROM lists WHERE owner_id = ${accountId} LIMIT ${limit})`,
   // Notifications it received and those it caused.

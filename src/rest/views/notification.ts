@@ -6,6 +6,7 @@ import type { Context } from "../../domain/context.ts";
 import { fileUrl } from "../../domain/drive/urls.ts";
 import type * as notifications from "../../domain/notifications/service.ts";
 import type * as timelines from "../../domain/timelines/service.ts";
+import { NotificationType } from "../../generated/prisma/enums.ts";
 import { AccountSummaryShape, accountSummaryView } from "./account.ts";
 import { named, Snowflake, Timestamp, Url } from "./wire.ts";
 
@@ -23,16 +24,7 @@ export const NotificationShape = named(
   "A notification (spec 2.11); `listId` for the extension type `listed`, `reportId` for `reported` (a report to moderators, from the system actor).",
   z.strictObject({
     id: Snowflake,
-    type: z.enum([
-      "followed",
-      "followRequested",
-      "followAccepted",
-      "mentioned",
-      "renoted",
-      "reacted",
-      "listed",
-      "reported",
-    ]),
+    type: z.enum(NotificationType),
     actor: ActorShape,
     noteId: Snowflake.optional(),
     content: z.string().optional(),
