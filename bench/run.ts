@@ -13,6 +13,7 @@ import { listNotes } from "../src/domain/lists/service.ts";
 import { searchNotes } from "../src/domain/search/service.ts";
 import { accountTimeline, timeline } from "../src/domain/timelines/service.ts";
 import { createLogger } from "../src/log.ts";
+import { fullNotesJson } from "../src/rest/views/note-sql.ts";
 import { closeServices, createServices } from "../src/services.ts";
 import { startTestS3 } from "../test/support/s3.ts";
 import { benchHostile } from "./hostile.ts";
@@ -130,15 +131,16 @@ try {
     authorTokens.push(answer.authorization_token);
   }
   const pages: Record<string, { url: string; page: (ctx: Context) => Promise<unknown> }> = {
-    "home timeline": { url: "/timeline/home", page: (ctx) => timeline(ctx, "home", {}) },
-    "global timeline": { url: "/timeline/global", page: (ctx) => timeline(ctx, "global", {}) },
+    // Each page as REST reads it: its notes written as JSON by PostgreSQL (src/rest/views/note-sql.ts).
+    "home timeline": { url: "/timeline/home", page: (ctx) => timeline(ctx, "home", {}, fullNotesJson) },
+    "global timeline": { url: "/timeline/global", page: (ctx) => timeline(ctx, "global", {}, fullNotesJson) },
     "account timeline": {
       url: `/timeline/accounts/${seeded.busyAuthorId}`,
-      page: (ctx) => accountTimeline(ctx, seeded.busyAuthorId.toString(), {}),
+      page: (ctx) => accountTimeline(ctx, seeded.busyAuthorId.toString(), {}, fullNotesJson),
     },
     "list timeline": {
       url: `/lists/${seeded.listId}/notes`,
-      page: (ctx) => listNotes(ctx, seeded.listId.toString(), {}),
+      page: (ctx) => listNotes(ctx, seeded.listId.toString(), {}, fullNotesJson),
     },
   };
   const atSmall: Record<string, Load> = {};
@@ -193,32 +195,42 @@ try {
   }
 
   // The bare baseline: exactly the statements one home page sends (the caller's account comes
-  // from Murmur's cache once warm, so the bare handler does not look it up either).
-  const homeStatements = await probe.statements(pages["home timeline"].page);
-  const statementsFile = path.join(server.dataDir, "home-statements.json");
-  fs.writeFileSync(statementsFile, JSON.stringify({ databaseUrl: server.databaseUrl, statements: homeStatements }));
-  const barePort = 20000 + Math.floor(Math.random() * 20000);
-  const bare = spawn(
-    process.execPath,
-    ["--import", "tsx", path.join(import.meta.dirname, "bare.ts"), statementsFile, String(barePort)],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  await once(bare.stdout!, "data");
-  // Murmur's home timeline and the bare handler take turns, three runs each, and each keeps its
+  // from Murmur's cache once warm, so the bare handler does not look it up either). Beside it,
+  // for reference, the bare handler replaying the statement GraphQL's home page sends (notes as
+  // NoteViews, the one REST sent until 2026-11-25).
+  const bareOf = async (name: string, page: (ctx: Context) => Promise<unknown>) => {
+    const file = path.join(server.dataDir, `${name}-statements.json`);
+    const statements = await probe.statements(page);
+    fs.writeFileSync(file, JSON.stringify({ databaseUrl: server.databaseUrl, statements }));
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(import.meta.dirname, "bare.ts"), file, String(port)],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    await once(child.stdout!, "data");
+    const run = () => load(`http://127.0.0.1:${port}/`);
+    await run();
+    return { run, stop: () => child.kill("SIGTERM") };
+  };
+  const bare = await bareOf("home", pages["home timeline"].page);
+  const bareNoteViews = await bareOf("home-noteviews", (ctx) => timeline(ctx, "home", {}));
+  // Murmur's home timeline and the bare handlers take turns, three runs each, and each keeps its
   // median: this machine's speed drifts by a third over minutes, so runs far apart in time
-  // would compare the machine's moments, not the two servers.
-  const bareRun = () => load(`http://127.0.0.1:${barePort}/`);
-  await bareRun();
-  const turns: { murmur: Load[]; bare: Load[] } = { murmur: [], bare: [] };
+  // would compare the machine's moments, not the servers.
+  const turns: { murmur: Load[]; bare: Load[]; bareNoteViews: Load[] } = { murmur: [], bare: [], bareNoteViews: [] };
   for (let turn = 0; turn < 3; turn++) {
     turns.murmur.push(await runs["home timeline"]());
-    turns.bare.push(await bareRun());
+    turns.bare.push(await bare.run());
+    turns.bareNoteViews.push(await bareNoteViews.run());
   }
-  bare.kill("SIGTERM");
+  bare.stop();
+  bareNoteViews.stop();
   atLarge["home timeline"] = median(turns.murmur);
   const bareHome = median(turns.bare);
+  const bareHomeNoteViews = median(turns.bareNoteViews);
 
   const queriesPerPage: Record<string, number> = {};
   const plans: Record<string, string> = {};
@@ -262,6 +274,12 @@ try {
       },
     ]),
   );
+  rows["bare, GraphQL's home SQL (reference)"] = {
+    "req/s": bareHomeNoteViews.reqPerSec,
+    "p50 ms": bareHomeNoteViews.p50,
+    "p99 ms": bareHomeNoteViews.p99,
+    errors: bareHomeNoteViews.errors,
+  } as never;
   rows["bare Fastify + pg (home SQL)"] = {
     "req/s": bareHome.reqPerSec,
     "p50 ms": bareHome.p50,
@@ -272,7 +290,7 @@ try {
   } as never;
   const home = atLarge["home timeline"];
   const goals = {
-    "REST home >= 0.8x bare": `${(home.reqPerSec / bareHome.reqPerSec).toFixed(2)}x`,
+    "REST home >= 0.8x bare": `${(home.reqPerSec / bareHome.reqPerSec).toFixed(2)}x (${(home.reqPerSec / bareHomeNoteViews.reqPerSec).toFixed(2)}x the bare handler on GraphQL's statement)`,
     "timeline p99 at 1M <= 1.5x p99 at 10k": Object.fromEntries(
       Object.keys(pages).map((name) => [name, `${(atLarge[name].p99 / Math.max(atSmall[name].p99, 1)).toFixed(2)}x`]),
     ),
@@ -341,7 +359,7 @@ try {
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);
