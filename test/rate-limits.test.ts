@@ -2,7 +2,9 @@
 // registration 1 per 30 min per IP, unauthenticated 12 per 5 min per IP, authenticated 60 per
 // 5 min per account, uploads 2 per 30 min per account. GraphQL's login, createAccount,
 // requestPassphraseReset and uploadFile count against the same counters as their REST routes.
+import { createClient } from "graphql-ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { directAccount, PASSPHRASE, type TestAccount } from "./support/fixtures.ts";
 import { wav } from "./support/media.ts";
 import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
@@ -261,6 +263,22 @@ describe("rate limits through GraphQL: the same limits and counters as REST, per
     expect(await graphqlUpload("10.1.5.3", dave.token)).toEqual(REFUSED);
     expectLimited(await restUpload("10.1.5.4", dave.token));
     expect(await files()).toBe(2);
+  });
+
+  it("count logins over WebSocket (graphql-ws) too", async () => {
+    const address = await limited.app.listen({ port: 0, host: "127.0.0.1" });
+    const client = createClient({ url: `${address.replace(/^http/, "ws")}/graphql`, webSocketImpl: WebSocket });
+    const run = (query: string) =>
+      new Promise<unknown>((resolve, reject) => {
+        let result: unknown;
+        client.subscribe({ query }, { next: (r) => (result = r), error: reject, complete: () => resolve(result) });
+      });
+    try {
+      expect(await run(logins(1))).toEqual({ data: { l0: FAILED } });
+      expect(await run(logins(1))).toEqual({ data: { l0: REFUSED } });
+    } finally {
+      await client.dispose();
+    }
   });
 
   it("are off with RATE_LIMIT_MULTIPLIER=0: 40 logins in two documents, none refused", async () => {
