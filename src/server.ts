@@ -130,7 +130,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   await app.register(swagger, { mode: "static", specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: "/docs" });
 
-  await mountGraphql(app, services);
+  await mountGraphql(app, services, limits);
   methods.add("GET", "/graphql");
   methods.add("POST", "/graphql");
 

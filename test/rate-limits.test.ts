@@ -1,7 +1,10 @@
 // Rate limits (CONTRACT 10), scaled down by RATE_LIMIT_MULTIPLIER=0.04: login 1 per 5 min and
 // registration 1 per 30 min per IP, unauthenticated 12 per 5 min per IP, authenticated 60 per
-// 5 min per account, uploads 2 per 30 min per account.
+// 5 min per account, uploads 2 per 30 min per account. GraphQL's login, createAccount,
+// requestPassphraseReset and uploadFile count against the same counters as their REST routes.
+import { createClient } from "graphql-ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { directAccount, PASSPHRASE, type TestAccount } from "./support/fixtures.ts";
 import { wav } from "./support/media.ts";
 import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
@@ -29,7 +32,8 @@ const from =
       },
       payload: options.body ? JSON.stringify(options.body) : undefined,
     });
-    return { status: response.statusCode, body: response.json(), headers: response.headers } as Answer;
+    const body = response.body ? response.json() : undefined;
+    return { status: response.statusCode, body, headers: response.headers } as Answer;
   };
 
 /** A registration arriving from `socket`, saying it is forwarded for `forwardedFor`. */
@@ -40,6 +44,59 @@ async function register(on: TestServer, socket: string, forwardedFor: string, na
     remoteAddress: socket,
     headers: { "content-type": "application/json", "x-forwarded-for": forwardedFor },
     payload: JSON.stringify({ name, email: `${name}@example.com`, passphrase: PASSPHRASE, captcha_token: "ok" }),
+  });
+  return { status: response.statusCode, body: response.json(), headers: response.headers } as Answer;
+}
+
+/** A GraphQL document sent to `limited` from `ip`: its `data`. */
+async function graphql(ip: string, query: string, token?: string) {
+  const answer = await from(ip)("POST", "/graphql", { body: { query }, token });
+  expect(answer.body.errors, JSON.stringify(answer.body.errors)).toBeUndefined();
+  expect(answer.status).toBe(200);
+  return answer.body.data;
+}
+
+/** A mutation of `count` login fields, aliased l0, l1, ... */
+function logins(count: number): string {
+  const field = (i: number) =>
+    `l${i}: login(name: "nobody", passphrase: "wrong-pass", captchaToken: "ok") { __typename ... on DomainError { code } }`;
+  return `mutation { ${Array.from({ length: count }, (_, i) => field(i)).join(" ")} }`;
+}
+
+const FAILED = { __typename: "DomainError", code: "FAILED_TO_LOGIN" };
+const REFUSED = { __typename: "DomainError", code: "RATE_LIMITED" };
+const REST_LOGIN = { body: { name: "nobody", passphrase: "wrong-pass", captcha_token: "ok" } };
+
+/** A GraphQL multipart upload of a small WAV file by `token`, from `ip`: the uploadFile result. */
+async function graphqlUpload(ip: string, token: string) {
+  const form = new FormData();
+  const query = "mutation ($file: Upload!) { uploadFile(file: $file) { __typename ... on DomainError { code } } }";
+  form.set("operations", JSON.stringify({ query, variables: { file: null } }));
+  form.set("map", JSON.stringify({ 0: ["variables.file"] }));
+  form.set("0", new Blob([new Uint8Array(wav())]), "x.wav");
+  const encoded = new Response(form);
+  const response = await limited.app.inject({
+    method: "POST",
+    url: "/graphql",
+    remoteAddress: ip,
+    headers: { "content-type": encoded.headers.get("content-type") ?? "", authorization: `Bearer ${token}` },
+    payload: Buffer.from(await encoded.arrayBuffer()),
+  });
+  return response.json().data.uploadFile;
+}
+
+/** A REST upload of a small WAV file by `token`, from `ip`. */
+async function restUpload(ip: string, token: string): Promise<Answer> {
+  const form = new FormData();
+  form.set("name", "x.wav");
+  form.set("file", new Blob([new Uint8Array(wav())]), "x.wav");
+  const encoded = new Response(form);
+  const response = await limited.app.inject({
+    method: "POST",
+    url: "/drive",
+    remoteAddress: ip,
+    headers: { "content-type": encoded.headers.get("content-type") ?? "", authorization: `Bearer ${token}` },
+    payload: Buffer.from(await encoded.arrayBuffer()),
   });
   return { status: response.statusCode, body: response.json(), headers: response.headers } as Answer;
 }
@@ -116,23 +173,16 @@ describe("rate limits", () => {
 
   it("allow 2 uploads per 30 minutes per account here (30 x 0.04)", async () => {
     const carol = await directAccount(limited, "rl_carol");
-    const upload = async () => {
-      const form = new FormData();
-      form.set("name", "x.wav");
-      form.set("file", new Blob([new Uint8Array(wav())]), "x.wav");
-      const encoded = new Response(form);
-      const response = await limited.app.inject({
-        method: "POST",
-        url: "/drive",
-        remoteAddress: "10.0.5.1",
-        headers: { "content-type": encoded.headers.get("content-type") ?? "", authorization: `Bearer ${carol.token}` },
-        payload: Buffer.from(await encoded.arrayBuffer()),
-      });
-      return { status: response.statusCode, body: response.json(), headers: response.headers } as Answer;
-    };
-    expect((await upload()).status).toBe(200);
-    expect((await upload()).status).toBe(200);
-    expectLimited(await upload());
+    expect((await restUpload("10.0.5.1", carol.token)).status).toBe(200);
+    expect((await restUpload("10.0.5.1", carol.token)).status).toBe(200);
+    expectLimited(await restUpload("10.0.5.1", carol.token));
+  });
+
+  it("count a route under /v0 with the route at / (one counter per limit, not per path)", async () => {
+    const request = from("10.0.7.1");
+    expect((await request("POST", "/v0/login", REST_LOGIN)).status).toBe(400);
+    expectLimited(await request("POST", "/login", REST_LOGIN));
+    expectLimited(await request("POST", "/login/", REST_LOGIN));
   });
 
   it("leave health checks and file downloads unlimited", async () => {
@@ -146,6 +196,97 @@ describe("rate limits", () => {
       body: { name: "x", passphrase: "wrong-pass", captcha_token: "ok" },
     });
     expect(answer.headers["x-ratelimit-limit"]).toBeUndefined();
+  });
+});
+
+describe("rate limits through GraphQL: the same limits and counters as REST, per field", () => {
+  it("refuse a login past the limit with DomainError RATE_LIMITED", async () => {
+    expect(await graphql("10.1.0.1", logins(1))).toEqual({ l0: FAILED });
+    expect(await graphql("10.1.0.1", logins(1))).toEqual({ l0: REFUSED });
+    // Another address has its own allowance.
+    expect(await graphql("10.1.0.2", logins(1))).toEqual({ l0: FAILED });
+  });
+
+  it("share one count with REST's POST /login, either way round", async () => {
+    expect((await from("10.1.1.1")("POST", "/login", REST_LOGIN)).status).toBe(400);
+    expect(await graphql("10.1.1.1", logins(1))).toEqual({ l0: REFUSED });
+
+    expect(await graphql("10.1.1.2", logins(1))).toEqual({ l0: FAILED });
+    expectLimited(await from("10.1.1.2")("POST", "/login", REST_LOGIN));
+    expectLimited(await from("10.1.1.2")("POST", "/v0/login", REST_LOGIN));
+  });
+
+  it("count each occurrence of the field: two aliases count two", async () => {
+    expect(await graphql("10.1.2.1", logins(2))).toEqual({ l0: FAILED, l1: REFUSED });
+    expectLimited(await from("10.1.2.1")("POST", "/login", REST_LOGIN));
+  });
+
+  it("count registrations as REST does, and create nothing past the limit", async () => {
+    const create = (alias: string, name: string) =>
+      `${alias}: createAccount(input: { name: "${name}", email: "${name}@example.com", passphrase: "${PASSPHRASE}", captchaToken: "ok" }) { __typename ... on DomainError { code } }`;
+    const data = await graphql("10.1.3.1", `mutation { ${create("a", "rl_gql_one")} ${create("b", "rl_gql_two")} }`);
+    expect(data).toEqual({ a: { __typename: "MutationCreateAccountSuccess" }, b: REFUSED });
+    expect(await limited.services.db.account.count({ where: { nameKey: "rl_gql_two" } })).toBe(0);
+    const rest = {
+      name: "rl_gql_three",
+      email: "rl_gql_three@example.com",
+      passphrase: PASSPHRASE,
+      captcha_token: "ok",
+    };
+    expectLimited(await from("10.1.3.1")("POST", "/accounts", { body: rest }));
+
+    // And the other way round: a REST registration spends GraphQL's allowance.
+    expect((await from("10.1.3.2")("POST", "/accounts", { body: rest })).status).toBe(200);
+    expect(await graphql("10.1.3.2", `mutation { ${create("a", "rl_gql_four")} }`)).toEqual({ a: REFUSED });
+  });
+
+  it("count passphrase reset requests like registration, with REST's", async () => {
+    const reset = (alias: string) =>
+      `${alias}: requestPassphraseReset(name: "rl_alice", captchaToken: "ok") { __typename ... on DomainError { code } }`;
+    expect(await graphql("10.1.4.1", `mutation { ${reset("a")} ${reset("b")} }`)).toEqual({
+      a: { __typename: "MutationRequestPassphraseResetSuccess" },
+      b: REFUSED,
+    });
+    const rest = { body: { captcha_token: "ok" } };
+    expectLimited(await from("10.1.4.1")("POST", "/accounts/rl_alice/reset_passphrase", rest));
+
+    expect((await from("10.1.4.2")("POST", "/accounts/rl_alice/reset_passphrase", rest)).status).toBe(204);
+    expect(await graphql("10.1.4.2", `mutation { ${reset("a")} }`)).toEqual({ a: REFUSED });
+  });
+
+  it("count uploads per account with REST's, and store nothing past the limit", async () => {
+    const dave = await directAccount(limited, "rl_dave");
+    const files = () => limited.services.db.driveFile.count({ where: { ownerId: BigInt(dave.id) } });
+    expect((await restUpload("10.1.5.1", dave.token)).status).toBe(200);
+    // From another address: uploads count per account.
+    expect(await graphqlUpload("10.1.5.2", dave.token)).toEqual({ __typename: "MutationUploadFileSuccess" });
+    expect(await graphqlUpload("10.1.5.3", dave.token)).toEqual(REFUSED);
+    expectLimited(await restUpload("10.1.5.4", dave.token));
+    expect(await files()).toBe(2);
+  });
+
+  it("count logins over WebSocket (graphql-ws) too", async () => {
+    const address = await limited.app.listen({ port: 0, host: "127.0.0.1" });
+    const client = createClient({ url: `${address.replace(/^http/, "ws")}/graphql`, webSocketImpl: WebSocket });
+    const run = (query: string) =>
+      new Promise<unknown>((resolve, reject) => {
+        let result: unknown;
+        client.subscribe({ query }, { next: (r) => (result = r), error: reject, complete: () => resolve(result) });
+      });
+    try {
+      expect(await run(logins(1))).toEqual({ data: { l0: FAILED } });
+      expect(await run(logins(1))).toEqual({ data: { l0: REFUSED } });
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it("are off with RATE_LIMIT_MULTIPLIER=0: 40 logins in two documents, none refused", async () => {
+    for (let round = 0; round < 2; round++) {
+      const answer = await server.request("POST", "/graphql", { body: { query: logins(20) } });
+      expect(answer.status).toBe(200);
+      expect(Object.values(answer.body.data)).toEqual(Array(20).fill(FAILED));
+    }
   });
 });
 

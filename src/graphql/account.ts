@@ -5,7 +5,7 @@ import * as accounts from "../domain/accounts/service.ts";
 import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import { exportDocument } from "../rest/views/export.ts";
-import { builder, done } from "./builder.ts";
+import { builder, done, limited } from "./builder.ts";
 import { connectionType } from "./connection.ts";
 
 // Any account row, or a note's author (which carries only these columns).
@@ -106,7 +106,7 @@ builder.mutationFields((t) => ({
     type: NewAccount,
     errors: {},
     args: { input: t.arg({ type: CreateAccountInput, required: true }) },
-    resolve: (_root, { input }, ctx) => accounts.register(ctx, input),
+    resolve: limited("register", (_root, { input }, ctx) => accounts.register(ctx, input)),
   }),
   verifyEmail: t.boolean({
     errors: {},
@@ -122,7 +122,9 @@ builder.mutationFields((t) => ({
     errors: {},
     description: "Mail a passphrase reset token (1 h, single use). The same answer whether or not the account exists.",
     args: { name: t.arg.string({ required: true }), captchaToken: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => done(accounts.requestPassphraseReset(ctx, args.name, args.captchaToken)),
+    resolve: limited("register", (_root, args, ctx) =>
+      done(accounts.requestPassphraseReset(ctx, args.name, args.captchaToken)),
+    ),
   }),
   resetPassphrase: t.boolean({
     errors: {},

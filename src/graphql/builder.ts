@@ -10,9 +10,16 @@ import type { Context } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import type PrismaTypes from "../generated/pothos-types.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
+import type { RateLimitGroup } from "../rest/rate-limits.ts";
+
+/** A GraphQL request's context: a domain context, and the request's rate-limit counters. */
+export interface GraphqlContext extends Context {
+  /** Counts one use of `group` by this request; throws DomainError RATE_LIMITED past its limit. */
+  rateLimit(group: RateLimitGroup): Promise<void>;
+}
 
 export const builder = new SchemaBuilder<{
-  Context: Context;
+  Context: GraphqlContext;
   PrismaTypes: PrismaTypes;
   DefaultFieldNullability: false;
   Scalars: {
@@ -54,4 +61,19 @@ builder.mutationType({ description: "Changes. Each field calls the same domain s
 export async function done(work: Promise<void>): Promise<true> {
   await work;
   return true;
+}
+
+/**
+ * A mutation counted against a rate-limit group (CONTRACT 10), as a REST route names its
+ * `rateLimit`: every occurrence of the field in a document counts one, against the same counter
+ * as the REST route; past the limit its result is DomainError RATE_LIMITED and nothing is done.
+ */
+export function limited<Root, Args, Result>(
+  group: RateLimitGroup,
+  resolve: (root: Root, args: Args, ctx: GraphqlContext) => Promise<Result>,
+): (root: Root, args: Args, ctx: GraphqlContext) => Promise<Result> {
+  return async (root, args, ctx) => {
+    await ctx.rateLimit(group);
+    return resolve(root, args, ctx);
+  };
 }

@@ -3,7 +3,7 @@
 import { GraphQLUpload } from "graphql-upload-minimal";
 import * as drive from "../domain/drive/service.ts";
 import { fileUrl, thumbnailUrl } from "../domain/drive/urls.ts";
-import { builder, done } from "./builder.ts";
+import { builder, done, limited } from "./builder.ts";
 import { AFTER_DESCRIPTION, connectionType, firstDescription, page, pageComplexity } from "./connection.ts";
 
 const Upload = builder.addScalarType("Upload", GraphQLUpload, {});
@@ -63,14 +63,14 @@ builder.mutationFields((t) => ({
       name: t.arg.string(),
       nsfw: t.arg.boolean(),
     },
-    resolve: async (_root, args, ctx) => {
+    resolve: limited("upload", async (_root, args, ctx) => {
       const file = await args.file;
       return drive.uploadDriveFileFromStream(ctx, {
         name: args.name ?? file.filename,
         nsfw: args.nsfw ?? undefined,
         open: () => file.createReadStream(),
       });
-    },
+    }),
   }),
   updateFile: t.field({
     type: DriveFileRef,

@@ -28,7 +28,9 @@ import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.t
 import { JSON_BODY_LIMIT } from "../http/limits.ts";
 import { logAccount } from "../http/request-log.ts";
 import { answerFor, sendError } from "../rest/errors.ts";
+import type { RateLimits } from "../rest/rate-limits.ts";
 import { boundsPlugins, MAX_TOKENS } from "./bounds.ts";
+import type { GraphqlContext } from "./builder.ts";
 import { DocumentCache, noErrorCache } from "./document-cache.ts";
 import { schema } from "./index.ts";
 import { type ReceivedOperation, receiveUploads } from "./received-uploads.ts";
@@ -46,7 +48,7 @@ const CSRF_REFUSAL = {
   errors: [{ message: "Required CSRF header(s) not present", extensions: { code: "CSRF_HEADER_MISSING" } }],
 };
 
-export async function mountGraphql(app: FastifyInstance, services: Services): Promise<void> {
+export async function mountGraphql(app: FastifyInstance, services: Services, limits: RateLimits): Promise<void> {
   const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
     schema,
     plugins: [
@@ -108,10 +110,13 @@ export async function mountGraphql(app: FastifyInstance, services: Services): Pr
       // not the server's: yoga logs each error it masks, expected or not.
       error: (...args) => (args.every(isRefusal) ? services.log.debug(args) : services.log.error(args)),
     },
-    context: async ({ req }) => {
+    context: async ({ req }): Promise<GraphqlContext> => {
       const caller = await authenticate(services, credentialsOf(req), req.ip);
       logAccount(req, caller.account?.id);
-      return { ...services, caller };
+      // Login, registration and uploads count per field resolved, against REST's counters (the
+      // request itself counts once against the general limit, in the route's hook).
+      const who = { ip: req.ip, accountId: caller.account?.id };
+      return { ...services, caller, rateLimit: (group) => limits.take(group, who) };
     },
   });
   // A process's first GraphQL request runs yoga's code paths cold (some 100 ms on a shared

@@ -1,6 +1,6 @@
 // Login, refresh, and logging out (one session, or all of them).
 import * as sessions from "../domain/sessions/service.ts";
-import { builder, done } from "./builder.ts";
+import { builder, done, limited } from "./builder.ts";
 
 const Session = builder.objectRef<sessions.LoginResult>("Session").implement({
   fields: (t) => ({
@@ -25,7 +25,7 @@ builder.mutationFields((t) => ({
       passphrase: t.arg.string({ required: true }),
       captchaToken: t.arg.string({ required: true }),
     },
-    resolve: (_root, args, ctx) => sessions.login(ctx, args),
+    resolve: limited("login", (_root, args, ctx) => sessions.login(ctx, args)),
   }),
   refresh: t.field({
     type: Refreshed,

@@ -3,9 +3,16 @@
 // by RATE_LIMIT_MULTIPLIER; 0 turns them off. Over a limit: 429 RATE_LIMITED with Retry-After;
 // limited responses carry X-RateLimit-Limit, -Remaining and -Reset. Counters live in memory, or
 // in Redis (REDIS_URL) when several instances share the load.
-import rateLimit from "@fastify/rate-limit";
+// The groups (login, registration, uploads) are counted alike through REST and GraphQL: a REST
+// route of a group counts in its onRequest hook (@fastify/rate-limit), a GraphQL field of one
+// counts each time it is resolved (`take`, below), both against one counter per group and IP or
+// account, in the same store.
+import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from "@fastify/rate-limit";
+import LocalStore from "@fastify/rate-limit/store/LocalStore.js";
+import RedisStore from "@fastify/rate-limit/store/RedisStore.js";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Services } from "../domain/context.ts";
+import { DomainError } from "../domain/errors.ts";
 import { logAccount } from "../http/request-log.ts";
 
 export type RateLimitGroup = "login" | "register" | "upload";
@@ -16,6 +23,7 @@ interface Limit {
   per: "ip" | "caller";
 }
 
+// Passphrase reset requests (issue 20) are in `register`: one allowance for both.
 const GROUPS: Record<RateLimitGroup, Limit> = {
   login: { max: 25, minutes: 5, per: "ip" },
   register: { max: 5, minutes: 30, per: "ip" },
@@ -23,45 +31,86 @@ const GROUPS: Record<RateLimitGroup, Limit> = {
 };
 const ANONYMOUS = { max: 300, minutes: 5 };
 const AUTHENTICATED = { max: 1500, minutes: 5 };
+/** Counters kept in memory: an LRU of this many, for every limit together. */
+const MEMORY_COUNTERS = 50_000;
 
-/** `account:<id>` for a request with a valid token, else `ip:<address>`. */
-async function callerKey(services: Services, request: FastifyRequest): Promise<string> {
+/** Who a request counts as: its address, and its account when its credentials are valid. */
+interface Who {
+  ip: string;
+  accountId?: bigint;
+}
+
+/** The request's address, and its account if it has a valid token. */
+async function callerOf(services: Services, request: FastifyRequest): Promise<Who> {
   const header = request.headers.authorization;
   const match = header ? /^Bearer +(\S+)/i.exec(header) : null;
   if (match) {
     try {
       const claims = await services.tokens.verify(match[1], "access", true);
       logAccount(request, claims.accountId);
-      return `account:${claims.accountId}`;
+      return { ip: request.ip, accountId: claims.accountId };
     } catch {
       // An unusable token counts against its IP; the route answers it 401 anyway.
     }
   }
-  return `ip:${request.ip}`;
+  return { ip: request.ip };
+}
+
+/** `account:<id>` for a request with a valid token, else `ip:<address>`: the general limits' counter. */
+const callerKey = (who: Who) => (who.accountId === undefined ? `ip:${who.ip}` : `account:${who.accountId}`);
+
+/** The counter of `group` that `who` counts against, the same whichever protocol it came by. */
+function groupKey(group: RateLimitGroup, who: Who): string {
+  return `${group}:${GROUPS[group].per === "ip" ? `ip:${who.ip}` : callerKey(who)}`;
+}
+
+/**
+ * @fastify/rate-limit's own store (LocalStore, or RedisStore under our name space), one for every
+ * limit. The plugin would give each limited route a store of its own (`child`): a fresh LRU in
+ * memory, a key prefix of its method and path in Redis, so that `/login` and `/v0/login`, or a
+ * REST route and a GraphQL field, would each count apart. Keys name their group instead.
+ */
+function sharedStore(services: Services): { counters: FastifyRateLimitStore; Store: FastifyRateLimitStoreCtor } {
+  const counters = services.redis
+    ? new RedisStore(false, false, services.redis, "murmur:rate-limit:")
+    : new LocalStore(false, false, MEMORY_COUNTERS);
+  class SharedStore implements FastifyRateLimitStore {
+    incr(...args: Parameters<FastifyRateLimitStore["incr"]>): void {
+      counters.incr(...args);
+    }
+    child(): FastifyRateLimitStore {
+      return this;
+    }
+  }
+  return { counters, Store: SharedStore };
 }
 
 export interface RateLimits {
   /** The route config of a route in `group`, or of a route left unlimited (undefined group). */
   routeConfig(group: RateLimitGroup | "none" | undefined): Record<string, unknown>;
+  /**
+   * Counts one use of `group` by `who` (a GraphQL field): past the limit, throws DomainError
+   * RATE_LIMITED, before anything is done.
+   */
+  take(group: RateLimitGroup, who: Who): Promise<void>;
 }
 
 export async function registerRateLimits(app: FastifyInstance, services: Services): Promise<RateLimits> {
   const multiplier = services.config.rateLimitMultiplier;
   const scaled = (max: number) => Math.max(1, Math.ceil(max * multiplier));
-  if (multiplier === 0) return { routeConfig: () => ({}) };
-  const redis = services.redis;
+  if (multiplier === 0) return { routeConfig: () => ({}), take: async () => {} };
+  const { counters, Store } = sharedStore(services);
+  // A Redis out of reach lets requests through rather than failing them.
+  const skipOnError = services.redis !== undefined;
   await app.register(rateLimit, {
     global: true,
-    ...(redis && { redis, nameSpace: "murmur:rate-limit:", skipOnError: true }),
-    keyGenerator: (request) => callerKey(services, request),
+    store: Store,
+    skipOnError,
+    keyGenerator: async (request) => callerKey(await callerOf(services, request)),
     max: (_request, key) => scaled(key.startsWith("account:") ? AUTHENTICATED.max : ANONYMOUS.max),
     timeWindow: ANONYMOUS.minutes * 60_000,
     errorResponseBuilder: (_request, context) => ({ statusCode: context.statusCode, code: "RATE_LIMITED" }),
-    // Every limit, the routes' own too (their options are merged over these).
-    onExceeded: (request) => {
-      const group = (request.routeOptions.config as { rateLimit?: { groupId?: string } }).rateLimit?.groupId;
-      services.metrics.refused(group ?? "general");
-    },
+    onExceeded: () => services.metrics.refused("general"),
   });
   return {
     routeConfig(group) {
@@ -72,11 +121,32 @@ export async function registerRateLimits(app: FastifyInstance, services: Service
         rateLimit: {
           max: scaled(limit.max),
           timeWindow: limit.minutes * 60_000,
-          groupId: group,
-          keyGenerator: (request: FastifyRequest) =>
-            limit.per === "ip" ? `ip:${request.ip}` : callerKey(services, request),
+          keyGenerator: async (request: FastifyRequest) =>
+            groupKey(group, limit.per === "ip" ? { ip: request.ip } : await callerOf(services, request)),
+          onExceeded: () => services.metrics.refused(group),
         },
       };
+    },
+    async take(group, who) {
+      const limit = GROUPS[group];
+      const max = scaled(limit.max);
+      let current = 0;
+      try {
+        current = await new Promise<number>((resolve, reject) =>
+          counters.incr(
+            groupKey(group, who),
+            (err, result) => (err || !result ? reject(err) : resolve(result.current)),
+            limit.minutes * 60_000,
+            max,
+          ),
+        );
+      } catch (err) {
+        if (!skipOnError) throw err;
+      }
+      if (current > max) {
+        services.metrics.refused(group);
+        throw new DomainError("RATE_LIMITED");
+      }
     },
   };
 }

@@ -81,7 +81,10 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   readsFrom?: "replica";
   /** Credentials may also come as the `access_token` query parameter (a browser's EventSource sends no headers). */
   tokenInQuery?: boolean;
-  /** A rate limit of its own (CONTRACT 10) instead of the general one, or "none". */
+  /**
+   * A rate limit of its own (CONTRACT 10) instead of the general one, or "none". The group's
+   * GraphQL fields count against the same counter (`limited` in graphql/builder.ts).
+   */
   rateLimit?: RateLimitGroup | "none";
   /** The body is multipart/form-data, read as a MultipartBody; `body` then only documents it. */
   multipart?: boolean;
