@@ -17,6 +17,9 @@ const EMBEDDED_DATABASE = "murmur";
 export interface StartOptions {
   /** false: leave the schema as it is (backup and restore see to it themselves). */
   migrate?: boolean;
+  /** The server's way with the embedded PostgreSQL: see EmbeddedPostgresOptions. */
+  exclusive?: boolean;
+  onExit?: (description: string) => void;
 }
 
 export async function startDatabase(
@@ -30,7 +33,11 @@ export async function startDatabase(
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
     return { url: config.databaseUrl, stop: async () => {} };
   }
-  const cluster = new EmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg") });
+  const cluster = new EmbeddedPostgres({
+    dataDir: path.join(config.dataDir, "pg"),
+    exclusive: options.exclusive,
+    onExit: options.onExit,
+  });
   await cluster.start();
   try {
     await ensureDatabase(cluster.url(), EMBEDDED_DATABASE);
