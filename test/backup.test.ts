@@ -175,9 +175,12 @@ describe("backup and restore", () => {
   it("refuses a file that is no backup, with one line", async () => {
     const bogus = path.join(work, "bogus.tar.gz");
     fs.writeFileSync(bogus, "not an archive");
-    const result = await run("src/cli/main.ts", ["restore", bogus], { DATA_DIR: folder("bogus") });
+    const dataDir = folder("bogus");
+    const result = await run("src/cli/main.ts", ["restore", bogus], { DATA_DIR: dataDir });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split("\n")).toEqual([`error: ${bogus} is not a Murmur backup (no manifest first)`]);
+    // Told before any database was started: no cluster was made in the data folder.
+    expect(fs.readdirSync(dataDir)).toEqual([]);
   }, 60_000);
 
   it("with S3, names the bucket's keys, which stay there; restores into a freshly migrated database", async () => {

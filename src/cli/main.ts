@@ -15,7 +15,7 @@ import { closeServices, createServices, createStorage } from "../services.ts";
 import type { Storage } from "../storage/storage.ts";
 import { backupDatabase } from "./backup.ts";
 import { reindexSearch } from "./reindex.ts";
-import { RestoreRefused, restoreDatabase } from "./restore.ts";
+import { inspectBackup, RestoreRefused, restoreDatabase } from "./restore.ts";
 import { seed } from "./seed.ts";
 import { migrateStorage } from "./storage-migrate.ts";
 
@@ -247,8 +247,9 @@ program
   )
   .argument("<file>", "an archive written by `murmur backup`")
   .option("--force", "replace whatever the database holds (stop the servers on it first)")
-  .action((file: string, options: { force?: boolean }) =>
-    withDatabase(async (config, databaseUrl, storage) => {
+  .action(async (file: string, options: { force?: boolean }) => {
+    await inspectBackup(file);
+    await withDatabase(async (config, databaseUrl, storage) => {
       const isTty = process.stderr.isTTY === true;
       const report = await restoreDatabase({ databaseUrl, storage, file, force: options.force, progress: isTty });
       const { manifest } = report;
@@ -265,8 +266,8 @@ program
       if (report.missing.length)
         console.log(`${report.missing.length} files were not in the backup: ${report.missing.slice(0, 20).join(", ")}`);
       if (report.migrated.length) console.log(`applied newer migrations: ${report.migrated.join(", ")}`);
-    }),
-  );
+    });
+  });
 
 const count = (value: string): number => {
   const n = Number(value);

@@ -92,14 +92,12 @@ async function prepareTarget(client: pg.Client, databaseUrl: string, manifest: M
   }
 }
 
-export async function restoreDatabase(options: {
-  databaseUrl: string;
-  storage: Storage;
-  file: string;
-  force?: boolean;
-  progress?: boolean;
-}): Promise<RestoreReport> {
-  const { storage, file } = options;
+/** The archive opened at its first entry, its manifest read and checked against this installation. */
+async function openBackup(file: string): Promise<{
+  extract: tar.Extract;
+  entries: ReturnType<tar.Extract[typeof Symbol.asyncIterator]>;
+  manifest: Manifest;
+}> {
   if (!fs.existsSync(file)) throw new RestoreRefused(`${file} does not exist`);
   const extract = tar.extract();
   // tar-stream's streams are streamx ones: Node's are piped into them, failures passed on by hand.
@@ -109,18 +107,39 @@ export async function restoreDatabase(options: {
   gunzip.on("error", (err) => extract.destroy(err));
   source.pipe(gunzip).pipe(extract);
   const entries = extract[Symbol.asyncIterator]();
-  let manifest: Manifest;
   try {
     const first = await entries.next().catch(() => ({ done: true as const, value: undefined }));
     if (first.done || first.value.header.name !== "manifest.json") {
       throw new RestoreRefused(`${file} is not a Murmur backup (no manifest first)`);
     }
-    manifest = await readManifest(first.value, file);
+    const manifest = await readManifest(first.value, file);
     checkMigrations(manifest);
+    return { extract, entries, manifest };
   } catch (err) {
     extract.destroy();
     throw err;
   }
+}
+
+/**
+ * The archive's manifest, if this installation can restore it (RestoreRefused otherwise): the CLI
+ * asks before it starts a database, so that a wrong file makes no cluster.
+ */
+export async function inspectBackup(file: string): Promise<Manifest> {
+  const { extract, manifest } = await openBackup(file);
+  extract.destroy();
+  return manifest;
+}
+
+export async function restoreDatabase(options: {
+  databaseUrl: string;
+  storage: Storage;
+  file: string;
+  force?: boolean;
+  progress?: boolean;
+}): Promise<RestoreReport> {
+  const { storage, file } = options;
+  const { extract, entries, manifest } = await openBackup(file);
   const tables = new Map(manifest.tables.map((t) => [t.name, t]));
 
   const client = new pg.Client({ connectionString: options.databaseUrl, application_name: "murmur restore" });
