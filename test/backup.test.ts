@@ -170,6 +170,13 @@ describe("backup and restore", () => {
       "error: the database already has data (accounts): restore into an empty database, or add --force to replace what it holds",
     ]);
     expect((await call(restored, "GET", `/notes/${fresh.body.id}`, undefined, bobToken)).status).toBe(200);
+    // --force replaces what it holds: the archive's notes, without the one made since.
+    const forced = await run("src/cli/main.ts", ["restore", "--force", archive], { DATA_DIR: target });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect((await call(restored, "GET", `/notes/${fresh.body.id}`, undefined, bobToken)).status).toBe(404);
+    expect((await call(restored, "GET", `/notes/${notes[0]}`, undefined, bobToken)).body).toMatchObject({
+      reaction_count: 2,
+    });
   }, 180_000);
 
   it("refuses a file that is no backup, with one line", async () => {

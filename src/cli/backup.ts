@@ -158,6 +158,10 @@ export async function backupDatabase(options: {
     : undefined;
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    const { rows: schema } = await client.query<{ t: string | null }>(
+      `SELECT to_regclass('"_prisma_migrations"') AS t`,
+    );
+    if (!schema[0].t) throw new Error("the database has no Murmur schema (no migrations applied): nothing to back up");
     const { rows: migrations } = await client.query<{ name: string; checksum: string }>(`
       SELECT migration_name AS name, checksum FROM "_prisma_migrations"
       WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL ORDER BY migration_name`);
