@@ -35,3 +35,29 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     destination,
   );
 }
+
+/**
+ * The failures of a job that retries (every second, every few seconds) while something it needs
+ * is down: the first is logged, the next ones not until it works again, which is said too. An
+ * outage is one line per job, not a stack trace a second.
+ */
+export class RepeatedFailure {
+  private failing = false;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly what: string,
+  ) {}
+
+  failed(err: unknown, level: "warn" | "error" = "warn", fields: Record<string, unknown> = {}): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.log[level]({ err, ...fields }, `${this.what}; retrying, quietly until it works again`);
+  }
+
+  succeeded(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.log.info(`${this.what}: works again`);
+  }
+}

@@ -3,6 +3,7 @@
 // stop the embedded PostgreSQL.
 import { ConfigError, checkConfig, loadConfig } from "./config.ts";
 import { startDatabase } from "./db/database.ts";
+import { DataFolderInUse } from "./db/embedded-postgres.ts";
 import { startDeletionWorker } from "./domain/accounts/deletion.ts";
 import { startIdempotencySweep } from "./http/idempotency.ts";
 import { createLogger } from "./log.ts";
@@ -24,7 +25,21 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const database = await startDatabase(config, (message) => log.info(message));
+  let database: Awaited<ReturnType<typeof startDatabase>>;
+  try {
+    database = await startDatabase(config, (message) => log.info(message), {
+      exclusive: true,
+      // Said once: requests and /readyz answer 503 meanwhile, and the retrying jobs say it once each.
+      onExit: (how) =>
+        log.error(`the embedded PostgreSQL stopped (${how}): requests get 503 until Murmur is restarted`),
+    });
+  } catch (err) {
+    if (err instanceof DataFolderInUse) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
   const services = await createServices(config, database.url, log);
   const app = await buildServer(services);
   // With Meilisearch: its settings, its rebuild when needed, and the outbox worker (in this process).

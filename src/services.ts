@@ -17,6 +17,7 @@ import { createRedis } from "./redis.ts";
 import { createMeilisearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
 import { createS3Storage, s3ScratchDir } from "./storage/s3.ts";
+import type { Storage } from "./storage/storage.ts";
 
 export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
   // Writes made here are forgotten at once; the database announces them, and others', a moment later.
@@ -45,9 +46,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
       log,
     }),
     captcha: createCaptchaVerifier(config.captcha),
-    storage: config.s3
-      ? await createS3Storage({ ...config.s3, scratchDir: s3ScratchDir(config.dataDir) })
-      : await createLocalStorage(config.storageDir),
+    storage: await createStorage(config),
     search: config.meili ? createMeilisearchIndex(config.meili) : undefined,
     log,
     metrics: undefined as unknown as Metrics,
@@ -55,6 +54,13 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   services.live = new LiveHub(services, databaseUrl);
   services.metrics = new Metrics(services);
   return services;
+}
+
+/** Where uploaded files are kept: S3_BUCKET, else STORAGE_DIR. */
+export function createStorage(config: Config): Promise<Storage> {
+  return config.s3
+    ? createS3Storage({ ...config.s3, scratchDir: s3ScratchDir(config.dataDir) })
+    : createLocalStorage(config.storageDir);
 }
 
 export async function closeServices(services: Services): Promise<void> {

@@ -65,7 +65,14 @@ describe("cli", () => {
   });
 
   it("has --help for every command", async () => {
-    for (const args of [["--help"], ["role", "--help"], ["announce", "--help"], ["emoji", "add", "--help"]]) {
+    for (const args of [
+      ["--help"],
+      ["role", "--help"],
+      ["announce", "--help"],
+      ["emoji", "add", "--help"],
+      ["backup", "--help"],
+      ["restore", "--help"],
+    ]) {
       const result = await run("src/cli/main.ts", args, env);
       expect(result.code, args.join(" ")).toBe(0);
       expect(result.stdout).toMatch(/Usage: murmur/);

@@ -1,7 +1,7 @@
 // The operator CLI: `npm run cli -- <command>`, also installed as the `murmur` bin.
 import fs from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
-import { ConfigError, loadConfig } from "../config.ts";
+import { type Config, ConfigError, loadConfig } from "../config.ts";
 import { startDatabase } from "../db/database.ts";
 import { deleteAccountNow } from "../domain/accounts/deletion.ts";
 import { listAccounts, OPERATOR_LIST_MAX, setRole } from "../domain/accounts/service.ts";
@@ -11,8 +11,11 @@ import { addCustomEmoji } from "../domain/emoji/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { findReports } from "../domain/reports/service.ts";
 import { createLogger } from "../log.ts";
-import { closeServices, createServices } from "../services.ts";
+import { closeServices, createServices, createStorage } from "../services.ts";
+import type { Storage } from "../storage/storage.ts";
+import { backupDatabase } from "./backup.ts";
 import { reindexSearch } from "./reindex.ts";
+import { inspectBackup, RestoreRefused, restoreDatabase } from "./restore.ts";
 import { seed } from "./seed.ts";
 import { migrateStorage } from "./storage-migrate.ts";
 
@@ -41,6 +44,25 @@ async function withServices(task: (services: Services, databaseUrl: string) => P
     await database.stop();
   }
 }
+
+/**
+ * Runs `task` on the configured database as it is (no migrations applied: a backup changes
+ * nothing, a restore migrates to its archive's point) and the file store, then releases them.
+ */
+async function withDatabase(
+  task: (config: Config, databaseUrl: string, storage: Storage) => Promise<void>,
+): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(process.env.LOG_LEVEL ?? "warn");
+  const database = await startDatabase(config, (message) => log.info(message), { migrate: false });
+  try {
+    await task(config, database.url, await createStorage(config));
+  } finally {
+    await database.stop();
+  }
+}
+
+const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 /** The installation's version, from its package.json (wherever the command runs from). */
 const VERSION = (
@@ -182,6 +204,71 @@ program
     }),
   );
 
+program
+  .command("backup")
+  .description(
+    "write the whole database (and the local store's files; S3 objects are named, they stay in the bucket) to a " +
+      "gzipped tar, from one consistent snapshot, while the server runs, with a progress bar",
+  )
+  .argument("<file>", "the archive to write (e.g. murmur-2026-11-25.tar.gz)")
+  .action((file: string) =>
+    withDatabase(async (config, databaseUrl, storage) => {
+      const isTty = process.stderr.isTTY === true;
+      const report = await backupDatabase({
+        config,
+        databaseUrl,
+        storage,
+        file,
+        murmurVersion: VERSION,
+        progress: isTty,
+      });
+      const { manifest } = report;
+      const rows = manifest.tables.reduce((sum, t) => sum + t.rows, 0);
+      const files =
+        manifest.files.store === "s3"
+          ? `${manifest.files.objects} files named (they stay in bucket ${manifest.files.bucket})`
+          : `${report.filesCopied} files`;
+      console.log(
+        `backed up ${rows} rows of ${manifest.tables.length} tables and ${files} to ${file} (${megabytes(report.bytes)})`,
+      );
+      if (report.missing.length) {
+        console.log(
+          `${report.missing.length} files were deleted while it ran; they restore without bytes: ${report.missing.slice(0, 20).join(", ")}`,
+        );
+      }
+    }),
+  );
+
+program
+  .command("restore")
+  .description(
+    "load an archive of `backup` into an empty database (a fresh DATA_DIR, or a new database for DATABASE_URL) in " +
+      "one transaction, with its files, then apply newer migrations; with a progress bar",
+  )
+  .argument("<file>", "an archive written by `murmur backup`")
+  .option("--force", "replace whatever the database holds (stop the servers on it first)")
+  .action(async (file: string, options: { force?: boolean }) => {
+    await inspectBackup(file);
+    await withDatabase(async (config, databaseUrl, storage) => {
+      const isTty = process.stderr.isTTY === true;
+      const report = await restoreDatabase({ databaseUrl, storage, file, force: options.force, progress: isTty });
+      const { manifest } = report;
+      const files =
+        manifest.files.store === "s3"
+          ? `${manifest.files.objects} files named; they stay in bucket ${manifest.files.bucket}`
+          : `${report.filesWritten} files`;
+      console.log(
+        `restored ${report.rows} rows of ${manifest.tables.length} tables and ${files} from ${file} (made ${manifest.createdAt})`,
+      );
+      if (manifest.files.store === "s3" && config.s3?.bucket !== manifest.files.bucket) {
+        console.log(`set S3_BUCKET=${manifest.files.bucket} (and its credentials) for the files to be served`);
+      }
+      if (report.missing.length)
+        console.log(`${report.missing.length} files were not in the backup: ${report.missing.slice(0, 20).join(", ")}`);
+      if (report.migrated.length) console.log(`applied newer migrations: ${report.migrated.join(", ")}`);
+    });
+  });
+
 const count = (value: string): number => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a whole number, 1 or more");
@@ -201,7 +288,7 @@ program
   );
 
 program.parseAsync().catch((err) => {
-  if (err instanceof DomainError || err instanceof ConfigError) {
+  if (err instanceof DomainError || err instanceof ConfigError || err instanceof RestoreRefused) {
     console.error(`error: ${err instanceof DomainError ? err.code : err.message}`);
   } else {
     console.error(err instanceof Error ? err.message : err);

@@ -14,18 +14,35 @@ export interface Database {
 
 const EMBEDDED_DATABASE = "murmur";
 
-export async function startDatabase(config: Config, log: (message: string) => void): Promise<Database> {
+export interface StartOptions {
+  /** false: leave the schema as it is (backup and restore see to it themselves). */
+  migrate?: boolean;
+  /** The server's way with the embedded PostgreSQL: see EmbeddedPostgresOptions. */
+  exclusive?: boolean;
+  onExit?: (description: string) => void;
+}
+
+export async function startDatabase(
+  config: Config,
+  log: (message: string) => void,
+  options: StartOptions = {},
+): Promise<Database> {
+  const migrating = options.migrate ?? true;
   if (config.databaseUrl) {
-    const applied = await migrate(config.databaseUrl);
+    const applied = migrating ? await migrate(config.databaseUrl) : [];
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
     return { url: config.databaseUrl, stop: async () => {} };
   }
-  const cluster = new EmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg") });
+  const cluster = new EmbeddedPostgres({
+    dataDir: path.join(config.dataDir, "pg"),
+    exclusive: options.exclusive,
+    onExit: options.onExit,
+  });
   await cluster.start();
   try {
     await ensureDatabase(cluster.url(), EMBEDDED_DATABASE);
     const url = cluster.url(EMBEDDED_DATABASE);
-    const applied = await migrate(url);
+    const applied = migrating ? await migrate(url) : [];
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
     return { url, stop: () => cluster.stop() };
   } catch (err) {

@@ -28,6 +28,26 @@ export interface EmbeddedPostgresOptions {
   log?: (message: string) => void;
   /** More server settings (`-c name=value`), e.g. a standby's `primary_conninfo`. */
   settings?: Record<string, string>;
+  /**
+   * The server's way: refuse (DataFolderInUse) a cluster another live process owns, rather than
+   * share it as the CLI does (sharing, it would stop serving when that owner stops).
+   */
+  exclusive?: boolean;
+  /** PostgreSQL exited while this process owned it, not by stop(). */
+  onExit?: (description: string) => void;
+}
+
+/** Another live process owns the cluster: its one line names the folder and the owner. */
+export class DataFolderInUse extends Error {
+  constructor(
+    readonly folder: string,
+    readonly ownerPid: number | undefined,
+  ) {
+    super(
+      `${folder} is in use by another Murmur process${ownerPid ? ` (pid ${ownerPid})` : ""}: ` +
+        "one server per data folder; stop it, or give this one its own DATA_DIR",
+    );
+  }
 }
 
 // A standby (hot_standby) says "read-only connections".
@@ -37,6 +57,8 @@ const START_TIMEOUT_MS = 60_000;
 export class EmbeddedPostgres {
   readonly dataDir: string;
   private process?: ChildProcess;
+  /** Set while this process owns the cluster. */
+  private ownerFile?: string;
   private port = 0;
   private password = "";
   private readonly log: (message: string) => void;
@@ -61,20 +83,44 @@ export class EmbeddedPostgres {
     }
     this.password = fs.readFileSync(passwordFile, "utf8").trim();
     const ownerFile = `${dataDir}.owner`;
-    const running = runningCluster(dataDir, ownerFile);
+    const folder = path.dirname(this.dataDir);
+    let ownerPid = liveOwner(ownerFile);
+    if (ownerPid !== undefined && this.options.exclusive) throw new DataFolderInUse(folder, ownerPid);
+    const running = runningCluster(dataDir, ownerPid);
     if (running) {
       // Another live process (the server, while the CLI runs) owns the cluster: share it.
       this.port = running.port;
       return;
     }
+    if (ownerPid !== undefined) {
+      throw new Error(`${folder} belongs to a Murmur process (pid ${ownerPid}) whose PostgreSQL is not running`);
+    }
+    // Claimed before PostgreSQL starts, so that no other process takes it for an orphan meanwhile.
+    ownerPid = claimOwner(ownerFile);
+    if (ownerPid !== undefined) throw new DataFolderInUse(folder, ownerPid);
     this.port = this.options.port ?? (await freePort());
-    const child = await launch(bin, dataDir, this.port, owner, this.log, this.options.settings ?? {});
+    let child: ChildProcess;
+    try {
+      child = await launch(bin, dataDir, this.port, owner, this.log, this.options.settings ?? {});
+    } catch (err) {
+      // Two processes started at once, both past the checks: PostgreSQL's own lock decides.
+      if (/lock file "postmaster\.pid" already exists/.test((err as Error).message)) {
+        throw new DataFolderInUse(folder, undefined);
+      }
+      releaseOwner(ownerFile);
+      throw err;
+    }
     this.process = child;
-    fs.writeFileSync(ownerFile, String(process.pid));
+    this.ownerFile = ownerFile;
     // If this process dies without stop(), its PostgreSQL must not outlive it.
     const kill = () => child.kill("SIGINT");
     process.once("exit", kill);
-    child.once("exit", () => process.removeListener("exit", kill));
+    child.once("exit", (code, signal) => {
+      process.removeListener("exit", kill);
+      if (this.process !== child) return; // stop() ended it
+      this.process = undefined;
+      this.options.onExit?.(signal ? `killed by ${signal}` : `exit code ${code}`);
+    });
   }
 
   async stop(): Promise<void> {
@@ -85,6 +131,7 @@ export class EmbeddedPostgres {
       child.once("exit", () => resolve());
       child.kill("SIGINT"); // fast shutdown: rolls back open transactions, flushes, exits
     });
+    if (this.ownerFile) releaseOwner(this.ownerFile);
   }
 }
 
@@ -201,19 +248,75 @@ function alive(pid: number): boolean {
   }
 }
 
+/** When `pid` started (Linux: ticks since boot), to tell a process from a later one given its pid. */
+function startedAt(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The owner file (`<cluster>.owner`) names the process that started the cluster: its pid, and
+ * when it started. The pid of a live process other than this one that owns it, if any.
+ */
+function liveOwner(ownerFile: string): number | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(ownerFile, "utf8");
+  } catch {
+    return undefined;
+  }
+  const [pidText, started] = text.trim().split("\n");
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid)) return undefined;
+  // A pid taken again by another process since (a restarted container) is no owner.
+  const now = startedAt(pid);
+  if (started && now && started !== now) return undefined;
+  return pid;
+}
+
+/** Makes this process the owner; the pid of a live owner that claimed it first, if any. */
+function claimOwner(ownerFile: string): number | undefined {
+  const record = `${process.pid}\n${startedAt(process.pid) ?? ""}\n`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(ownerFile, record, { flag: "wx" });
+      return undefined;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const other = liveOwner(ownerFile);
+      if (other !== undefined) return other;
+      fs.rmSync(ownerFile, { force: true }); // left by an owner that is gone
+    }
+  }
+  fs.writeFileSync(ownerFile, record);
+  return undefined;
+}
+
+/** Removes the owner file if it names this process. */
+function releaseOwner(ownerFile: string): void {
+  try {
+    if (Number(fs.readFileSync(ownerFile, "utf8").split("\n")[0]) === process.pid) fs.rmSync(ownerFile);
+  } catch {
+    // none
+  }
+}
+
 /**
  * The port of a PostgreSQL already serving `dataDir` for a live owner process. One left
  * behind by a killed owner is stopped instead, and undefined returned.
  */
-function runningCluster(dataDir: string, ownerFile: string): { port: number } | undefined {
+function runningCluster(dataDir: string, ownerPid: number | undefined): { port: number } | undefined {
   const pidFile = path.join(dataDir, "postmaster.pid");
   if (!fs.existsSync(pidFile)) return undefined;
   const lines = fs.readFileSync(pidFile, "utf8").split("\n");
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return undefined; // stale file: PostgreSQL clears it
-  const ownerPid = fs.existsSync(ownerFile) ? Number(fs.readFileSync(ownerFile, "utf8")) : 0;
-  if (ownerPid > 0 && ownerPid !== process.pid && alive(ownerPid) && Number.isInteger(port)) return { port };
+  if (ownerPid !== undefined && Number.isInteger(port)) return { port };
   process.kill(pid, "SIGINT");
   const deadline = Date.now() + 15_000;
   while (alive(pid) && Date.now() < deadline) spawnSync("sleep", ["0.1"]);

@@ -3,6 +3,7 @@
 // missed: `onLost` says so, for whoever must not act as if nothing happened meanwhile.
 import pg from "pg";
 import type { Logger } from "pino";
+import { RepeatedFailure } from "../log.ts";
 
 const RELISTEN_MS = 1_000;
 
@@ -18,13 +19,16 @@ export class Listener {
   private client?: pg.Client;
   private relisten?: NodeJS.Timeout;
   private closed = false;
+  private readonly failures: RepeatedFailure;
 
   constructor(
     private readonly databaseUrl: string,
     private readonly channels: string[],
     private readonly handlers: ListenerHandlers,
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    this.failures = new RepeatedFailure(log, `not listening to ${channels.join(", ")}`);
+  }
 
   listen(): void {
     if (this.closed || this.client || this.relisten) return;
@@ -38,7 +42,9 @@ export class Listener {
       .then(() => client.query(this.channels.map((channel) => `LISTEN ${channel}`).join("; ")))
       .then(
         () => {
-          if (this.client === client) this.handlers.listening?.();
+          if (this.client !== client) return;
+          this.failures.succeeded();
+          this.handlers.listening?.();
         },
         (err: unknown) => this.lost(client, err),
       );
@@ -57,7 +63,7 @@ export class Listener {
     this.client = undefined;
     client.end().catch(() => {});
     if (this.closed) return;
-    if (err) this.log.warn({ err, channels: this.channels }, "not listening; trying again");
+    this.failures.failed(err ?? new Error("connection ended"));
     this.handlers.lost?.();
     this.relisten = setTimeout(() => {
       this.relisten = undefined;

@@ -31,8 +31,11 @@ export function readMigrations(): Migration[] {
     });
 }
 
-/** Applies every migration not yet recorded; returns the names applied. */
-export async function migrate(databaseUrl: string): Promise<string[]> {
+/**
+ * Applies every migration not yet recorded (up to `upTo`, inclusive, when given: a restore
+ * loads an archive into the schema it was made with); returns the names applied.
+ */
+export async function migrate(databaseUrl: string, upTo?: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const applied: string[] = [];
@@ -54,6 +57,7 @@ export async function migrate(databaseUrl: string): Promise<string[]> {
     if (failed) throw new Error(`migration ${failed.migration_name} failed earlier; resolve it before starting`);
     const done = new Set(rows.map((r) => r.migration_name));
     for (const migration of readMigrations()) {
+      if (upTo !== undefined && migration.name > upTo) break;
       if (done.has(migration.name)) continue;
       await client.query("BEGIN");
       try {

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import type { Logger } from "pino";
+import { RepeatedFailure } from "../log.ts";
 import type { Db } from "./client.ts";
 
 export const LEASE_SECONDS = 60;
@@ -39,15 +40,18 @@ export async function leaseWorkerId(
   const workerId = taken.worker_id;
   let expiresAt = taken.expires_at.getTime();
   let released = false;
+  const failures = new RepeatedFailure(log, `worker id ${workerId}'s lease not renewed`);
   const renew = async () => {
     try {
       const [row] = await db.$queryRaw<{ expires_at: Date }[]>`
         UPDATE worker_leases SET expires_at = now() + make_interval(secs => ${leaseSeconds})
         WHERE worker_id = ${workerId} AND owner = ${owner} RETURNING expires_at`;
-      if (row) expiresAt = row.expires_at.getTime();
-      else if (!released) return onLost(); // taken over: the lease had expired
+      if (row) {
+        expiresAt = row.expires_at.getTime();
+        failures.succeeded();
+      } else if (!released) return onLost(); // taken over: the lease had expired
     } catch (err) {
-      log.warn({ err, workerId }, "worker id lease not renewed; will retry");
+      failures.failed(err);
     }
     if (!released && Date.now() >= expiresAt) onLost();
   };

@@ -10,6 +10,7 @@ import type { Db } from "../db/client.ts";
 import type { Caller, Services } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
+import { RepeatedFailure } from "../log.ts";
 
 const LIFETIME_MS = 24 * 60 * 60 * 1000;
 const WAIT_MS = 10_000;
@@ -150,13 +151,15 @@ export function startIdempotencySweep(
 ): IdempotencySweep {
   let running: Promise<void> | undefined;
   let stopped = false;
+  const failures = new RepeatedFailure(services.log, "idempotency records not swept");
   const sweep = () => {
     if (running || stopped) return;
     running = sweepIdempotencyRecords(services.db)
       .then((deleted) => {
+        failures.succeeded();
         if (deleted) services.log.info({ deleted }, "idempotency records past 24 hours deleted");
       })
-      .catch((err) => services.log.warn({ err }, "idempotency records not swept; will try again"))
+      .catch((err) => failures.failed(err))
       .finally(() => {
         running = undefined;
       });

@@ -17,8 +17,9 @@ export interface Instance {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function startInstance(env: Record<string, string>): Promise<Instance> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-instance-"));
+/** `dataDir`: an existing data folder to start on (a fresh one by default); removed at stop all the same. */
+export async function startInstance(env: Record<string, string>, dataDir?: string): Promise<Instance> {
+  dataDir ??= fs.mkdtempSync(path.join(os.tmpdir(), "murmur-instance-"));
   const port = await freePort();
   const child = start("src/main.ts", [], {
     PORT: String(port),

@@ -10,6 +10,7 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { Prisma } from "../../db/client.ts";
+import { RepeatedFailure } from "../../log.ts";
 import type { Context, Services } from "../context.ts";
 import { thumbnailKey } from "../drive/service.ts";
 import { DomainError } from "../errors.ts";
@@ -336,6 +337,7 @@ export function startDeletionWorker(services: Services): DeletionWorker {
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
+  const failures = new RepeatedFailure(services.log, "account deletions interrupted; they go on later");
   const run = () => {
     if (stopped) return;
     if (running) {
@@ -343,8 +345,8 @@ export function startDeletionWorker(services: Services): DeletionWorker {
       return;
     }
     running = runDeletions(services, { stopping: () => stopped })
-      .then(() => undefined)
-      .catch((err) => services.log.error({ err }, "account deletion interrupted; it goes on later"))
+      .then(() => failures.succeeded())
+      .catch((err) => failures.failed(err, "error"))
       .finally(() => {
         running = undefined;
         if (again) {
