@@ -34,7 +34,10 @@ async function onPool<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export function hashPassphrase(passphrase: string, cost: number): Promise<string> {
-  return onPool(() => hash(preHash(passphrase), { cost, version: "2b" }));
+  // @node-rs/bcrypt 1.10 (the last release whose binaries every platform's package has; 2.0's
+  // lock could not be completed, so `npm ci` refused it) writes $2y$, the same algorithm as $2b$
+  // under PHP's name: stored as $2b$, as before.
+  return onPool(async () => (await hash(preHash(passphrase), cost)).replace(/^\$2y\$/, "$2b$"));
 }
 
 export function verifyPassphrase(passphrase: string, passphraseHash: string): Promise<boolean> {
