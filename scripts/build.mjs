@@ -82,8 +82,14 @@ export function build() {
   fs.writeFileSync(path.join(partial, ".built"), `${new Date().toISOString()}\n`);
   // Swap: the old dist/ aside, the new one in, the old one gone.
   const old = `${distDir}.old-${process.pid}`;
-  if (fs.existsSync(distDir)) fs.renameSync(distDir, old);
-  fs.renameSync(partial, distDir);
+  try {
+    if (fs.existsSync(distDir)) fs.renameSync(distDir, old);
+    fs.renameSync(partial, distDir);
+  } catch (err) {
+    // Another build swapped its own in meanwhile: it is as new as this one.
+    if (!fs.existsSync(path.join(distDir, ".built"))) throw err;
+    fs.rmSync(partial, { recursive: true, force: true });
+  }
   fs.rmSync(old, { recursive: true, force: true });
   return written;
 }
