@@ -19,7 +19,7 @@ const distDir = path.join(root, "dist");
 /** Written last by a build: its mtime says when dist/ was made from src/. */
 const stampFile = path.join(distDir, ".built");
 /** Besides src/, what changes the output. */
-const inputs = ["tsconfig.json", "tsconfig.build.json", "package.json"].map((f) => path.join(root, f));
+const inputs = ["tsconfig.json", "tsconfig.build.json"].map((f) => path.join(root, f));
 
 function newestInput(dir = srcDir) {
   let newest = 0;
