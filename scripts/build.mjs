@@ -59,7 +59,14 @@ export function build() {
   if (parsed.errors.length) {
     throw new Error(parsed.errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n")).join("; "));
   }
-  const options = { ...parsed.options, noEmit: false };
+  // ES modules (package.json's "type": "module"): a file transpiled alone cannot look that up,
+  // and NodeNext would take it for CommonJS.
+  const options = {
+    ...parsed.options,
+    noEmit: false,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+  };
   const partial = `${distDir}.partial-${process.pid}`;
   fs.rmSync(partial, { recursive: true, force: true });
   let written = 0;

@@ -196,7 +196,11 @@ describe("npm run worker", () => {
       const attempts = stdout.split("\n").filter((line) => line.includes("not ready"));
       attempts.forEach((line, i) => {
         const { msg } = JSON.parse(line) as { msg: string };
-        expect(msg).toMatch(new RegExp(`^Meilisearch at http://127\\.0\\.0\\.1:${closed} not ready \\(attempt ${i + 1}\\): .*ECONNREFUSED.*; trying again in \\d+ s$`));
+        expect(msg).toMatch(
+          new RegExp(
+            `^Meilisearch at http://127\\.0\\.0\\.1:${closed} not ready \\(attempt ${i + 1}\\): .*ECONNREFUSED.*; trying again in \\d+ s$`,
+          ),
+        );
       });
       expect(stderr).toBe("");
       child.kill("SIGTERM");
