@@ -13,7 +13,8 @@ RUN npm ci --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data
+# Two malloc arenas rather than one per thread: some 10 to 30 MB less resident, idle.
+ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data MALLOC_ARENA_MAX=2
 COPY package.json package-lock.json ./
 COPY scripts ./scripts
 # The postinstall re-creates the embedded PostgreSQL's library links; without the Prisma CLI and

@@ -13,11 +13,11 @@ import { CallerCache } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
 import { Metrics } from "./metrics.ts";
-import { createRedis } from "./redis.ts";
 import { createMeilisearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
-import { createS3Storage, s3ScratchDir } from "./storage/s3.ts";
 
+// Redis (ioredis) and S3 (the AWS SDK) are loaded only when configured: resident memory an
+// instance without them does not spend.
 export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
   // Writes made here are forgotten at once; the database announces them, and others', a moment later.
   const db = createDb(databaseUrl, (id) => callers.forget(id));
@@ -25,7 +25,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   const readCaller = (id: bigint) => db.account.findUnique({ where: { id, deletedAt: null } });
   const callers = new CallerCache(databaseUrl, readCaller, log);
   callers.listen();
-  const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
+  const redis = config.redisUrl ? (await import("./redis.ts")).createRedis(config.redisUrl, log) : undefined;
   const workerLease = config.workerId === undefined ? await leaseWorkerId(db, log) : undefined;
   const services: Services = {
     config,
@@ -45,9 +45,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
       log,
     }),
     captcha: createCaptchaVerifier(config.captcha),
-    storage: config.s3
-      ? await createS3Storage({ ...config.s3, scratchDir: s3ScratchDir(config.dataDir) })
-      : await createLocalStorage(config.storageDir),
+    storage: config.s3 ? await s3Storage(config.s3, config.dataDir) : await createLocalStorage(config.storageDir),
     search: config.meili ? createMeilisearchIndex(config.meili) : undefined,
     log,
     metrics: undefined as unknown as Metrics,
@@ -55,6 +53,11 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   services.live = new LiveHub(services, databaseUrl);
   services.metrics = new Metrics(services);
   return services;
+}
+
+async function s3Storage(s3: NonNullable<Config["s3"]>, dataDir: string) {
+  const { createS3Storage, s3ScratchDir } = await import("./storage/s3.ts");
+  return createS3Storage({ ...s3, scratchDir: s3ScratchDir(dataDir) });
 }
 
 export async function closeServices(services: Services): Promise<void> {

@@ -22,7 +22,11 @@ export async function addCustomEmoji(services: Services, alias: string, imageFil
   if (size > MAX_FILE_SIZE) {
     throw new DomainError("FILE_SIZE_TOO_BIG", { detail: `${imageFile} is over ${MAX_FILE_SIZE} bytes` });
   }
-  if (!(await sniffType(imageFile)).startsWith("image/")) {
+  const type = await sniffType(imageFile).catch((err) => {
+    if (err instanceof DomainError && err.code === "UNSUPPORTED_FILE_TYPE") return "";
+    throw err;
+  });
+  if (!type.startsWith("image/")) {
     throw new DomainError("UNSUPPORTED_FILE_TYPE", { detail: `${imageFile} is not an image of a known type` });
   }
   const taken = () => new DomainError("INVALID_REQUEST", { detail: `alias "${alias}" is taken` });
