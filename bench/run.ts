@@ -113,7 +113,13 @@ try {
     rssAfterMb: serverRssMb(server.pid),
   };
 
-  const seeded = await seed(services, server.databaseUrl, { accounts, notes: SMALL });
+  // Forced: the bench's own accounts (bencher, bucketbencher) are there already.
+  const seeded = await seed(services, server.databaseUrl, {
+    accounts,
+    notes: SMALL,
+    passphrase: "seed-passphrase",
+    force: true,
+  });
   const login = await fetch(`${server.url}/login`, {
     method: "POST",
     headers: { "content-type": "application/json" },

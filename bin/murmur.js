@@ -1,6 +1,12 @@
 #!/usr/bin/env node
-// The operator CLI as an installed command: runs src/cli/main.ts through tsx.
-import { register } from "tsx/esm/api";
+// The operator CLI as an installed command: runs the compiled CLI (dist/cli/main.js), compiling
+// src/ first when dist/ is missing or older than it (a checkout edited since `npm install`).
+import { ensureBuilt } from "../scripts/build.mjs";
 
-register();
-await import("../src/cli/main.ts");
+try {
+  ensureBuilt();
+} catch (err) {
+  console.error(`murmur: ${err instanceof Error ? err.message : err}`);
+  process.exit(1);
+}
+await import("../dist/cli/main.js");

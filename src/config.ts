@@ -5,6 +5,13 @@ import path from "node:path";
 import { z } from "zod";
 import { parseSigningKey } from "./domain/sessions/tokens.ts";
 
+/**
+ * The installation's folder (this file is src/config.ts, or dist/config.js once compiled). The
+ * default DATA_DIR is under it wherever the server or the CLI is started from: a default relative
+ * to the current folder made a new, empty cluster wherever `murmur` happened to run.
+ */
+export const INSTALL_DIR = path.resolve(import.meta.dirname, "..");
+
 const CAPTCHA_PROVIDERS = ["dev", "turnstile", "hcaptcha", "recaptcha"] as const;
 export type CaptchaProvider = (typeof CAPTCHA_PROVIDERS)[number];
 
@@ -74,7 +81,8 @@ const env = z.object({
   HOST: optionalString.transform((v) => v ?? "127.0.0.1"),
   // Unset: follows PORT (below).
   PUBLIC_URL: url(["http:", "https:"]).transform((v) => v?.replace(/\/+$/, "")),
-  DATA_DIR: optionalString.transform((v) => path.resolve(v ?? "./data")),
+  // Given: relative to the current folder, as any path on a command line. Unset: <install>/data.
+  DATA_DIR: optionalString.transform((v) => (v === undefined ? path.join(INSTALL_DIR, "data") : path.resolve(v))),
   DATABASE_URL: url(["postgres:", "postgresql:"]),
   // CONTRACT 11: read replicas, separated by commas.
   DATABASE_REPLICA_URL: urls(["postgres:", "postgresql:"]),

@@ -13,12 +13,12 @@ import { CallerCache } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
 import { Metrics } from "./metrics.ts";
-import { createRedis } from "./redis.ts";
 import { createMeilisearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
-import { createS3Storage, s3ScratchDir } from "./storage/s3.ts";
 import type { Storage } from "./storage/storage.ts";
 
+// Redis (ioredis) and S3 (the AWS SDK) are loaded only when configured: resident memory an
+// instance without them does not spend.
 export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
   // Writes made here are forgotten at once; the database announces them, and others', a moment later.
   const db = createDb(databaseUrl, (id) => callers.forget(id));
@@ -26,7 +26,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   const readCaller = (id: bigint) => db.account.findUnique({ where: { id, deletedAt: null } });
   const callers = new CallerCache(databaseUrl, readCaller, log);
   callers.listen();
-  const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
+  const redis = config.redisUrl ? (await import("./redis.ts")).createRedis(config.redisUrl, log) : undefined;
   const workerLease = config.workerId === undefined ? await leaseWorkerId(db, log) : undefined;
   const services: Services = {
     config,
@@ -57,10 +57,10 @@ export async function createServices(config: Config, databaseUrl: string, log: L
 }
 
 /** Where uploaded files are kept: S3_BUCKET, else STORAGE_DIR. */
-export function createStorage(config: Config): Promise<Storage> {
-  return config.s3
-    ? createS3Storage({ ...config.s3, scratchDir: s3ScratchDir(config.dataDir) })
-    : createLocalStorage(config.storageDir);
+export async function createStorage(config: Config): Promise<Storage> {
+  if (!config.s3) return createLocalStorage(config.storageDir);
+  const { createS3Storage, s3ScratchDir } = await import("./storage/s3.ts");
+  return createS3Storage({ ...config.s3, scratchDir: s3ScratchDir(config.dataDir) });
 }
 
 export async function closeServices(services: Services): Promise<void> {

@@ -48,7 +48,7 @@ describe("cli", () => {
     expect(badRole.stderr).toMatch(/normal, moderator, admin/);
     const noAccount = await run("src/cli/main.ts", ["role", "nobody", "admin"], env);
     expect(noAccount.code).toBe(1);
-    expect(noAccount.stderr.trim()).toBe("error: ACCOUNT_NOT_FOUND");
+    expect(noAccount.stderr.trim()).toBe('error: no account "nobody"');
   });
 
   it("announce publishes an announcement and prints its id", async () => {
@@ -98,7 +98,8 @@ describe("cli account", () => {
     const after = await run("src/cli/main.ts", ["account", "list", "--limit", "10000"], env);
     expect(after.stdout).not.toContain("clidoomed");
     const again = await run("src/cli/main.ts", ["account", "delete", "clidoomed"], env);
-    expect(again.stderr.trim()).toBe("error: ACCOUNT_NOT_FOUND");
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toBe('error: no account "clidoomed"');
     const tooMany = await run("src/cli/main.ts", ["account", "list", "--limit", "10001"], env);
     expect(tooMany.code).not.toBe(0);
   });
@@ -123,11 +124,19 @@ describe("cli emoji", () => {
 
     const again = await run("src/cli/main.ts", ["emoji", "add", "blobcat", file], env);
     expect(again.code).toBe(1);
-    expect(again.stderr.trim()).toBe("error: INVALID_REQUEST");
+    expect(again.stderr.trim()).toBe('error: alias "blobcat" is taken');
     const notImage = path.join(server.dataDir, "notes.txt");
     fs.writeFileSync(notImage, "just text");
     const refused = await run("src/cli/main.ts", ["emoji", "add", "notes", notImage], env);
-    expect(refused.stderr.trim()).toBe("error: UNSUPPORTED_FILE_TYPE");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe(`error: ${notImage} is not an image of a known type`);
+    const missing = await run("src/cli/main.ts", ["emoji", "add", "nothere", "/nonexistent/x.png"], env);
+    expect([missing.code, missing.stderr.trim()]).toEqual([1, "error: no such file: /nonexistent/x.png"]);
+    const badAlias = await run("src/cli/main.ts", ["emoji", "add", "a", file], env);
+    expect([badAlias.code, badAlias.stderr.trim()]).toEqual([
+      1,
+      'error: alias "a" must be 2 to 64 letters, digits or _',
+    ]);
   });
 });
 
@@ -136,5 +145,37 @@ describe("cli search reindex", () => {
     const result = await run("src/cli/main.ts", ["search", "reindex"], env);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/MEILI_URL is not set/);
+  });
+});
+
+describe("cli seed", () => {
+  const seedArgs = ["seed", "--accounts", "3", "--notes", "10"];
+
+  it("refuses a database with accounts it did not make, unless --force", async () => {
+    await account(server, "clireal");
+    const accounts = await server.services.db.account.count();
+    const refused = await run("src/cli/main.ts", seedArgs, env);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^error: this database has \d+ accounts? seed did not make .*--force/),
+    ]);
+    expect(await server.services.db.account.count()).toBe(accounts);
+  });
+
+  it("with --force, gives every seeded account a random passphrase printed once", async () => {
+    const seeded = await run("src/cli/main.ts", [...seedArgs, "--force"], env);
+    expect(seeded.code).toBe(0);
+    const lines = seeded.stdout.trim().split("\n");
+    const passphrase = /^passphrase of every seeded account: (\S+)$/.exec(lines[0])?.[1];
+    expect(passphrase).toMatch(/^[A-Za-z0-9_-]{20}$/);
+    expect(seeded.stdout.split(passphrase as string)).toHaveLength(2); // printed once
+    expect(lines[1]).toMatch(/^seeded 3 accounts and 10 notes/);
+    const login = (passphrase: string) =>
+      server.request("POST", "/login", { body: { name: "viewer", passphrase, captcha_token: "ok" } });
+    expect((await login(passphrase as string)).status).toBe(200);
+    expect((await login("seed-passphrase")).status).not.toBe(200);
+    const again = await run("src/cli/main.ts", [...seedArgs, "--force"], env);
+    expect([again.code, again.stderr.trim()]).toEqual([1, "error: this database is seeded already"]);
   });
 });

@@ -98,7 +98,7 @@ describe("npm start", () => {
     expect(fs.existsSync(path.join(dataDir, "pg", "postmaster.pid"))).toBe(false);
   });
 
-  it("stops gracefully when SIGTERM is sent to the `npm start` process itself", async () => {
+  it("runs the compiled server, and stops gracefully when SIGTERM is sent to the `npm start` process itself", async () => {
     const port = await freePort();
     const { DATABASE_URL: _, ...env } = process.env;
     // npm runs the script through `sh -c`; the script execs node, so npm's signal reaches it.
@@ -112,12 +112,27 @@ describe("npm start", () => {
       if (npm.exitCode !== null || Date.now() - began > 60_000) throw new Error("npm start did not serve");
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    const ready = Date.now() - began;
     // npm's one child is the server itself (sh became node), not a shell that would not pass
     // the signal on and leave the server running as an orphan.
     const children = childrenOf(npm.pid as number);
     expect(children).toHaveLength(1);
     const [serverPid] = children;
-    expect(fs.readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0")).toContain("src/main.ts");
+    // It runs the compiled server: node on dist/main.js, no TypeScript loader (tsx's --import)
+    // and no child but the embedded PostgreSQL (tsx's esbuild would be one).
+    expect(fs.readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0").filter(Boolean)).toEqual([
+      expect.stringMatching(/node$/),
+      "dist/main.js",
+    ]);
+    expect(childrenOf(serverPid).map((pid) => fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim())).toEqual([
+      "postgres",
+    ]);
+    // npm start limits malloc's arenas (fewer idle megabytes).
+    expect(fs.readFileSync(`/proc/${serverPid}/environ`, "utf8").split("\0")).toContain("MALLOC_ARENA_MAX=2");
+    // Idle after start: its resident memory, for the record.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const rssKb = Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${serverPid}/status`, "utf8"))?.[1]);
+    console.log(`npm start: /healthz 200 after ${ready} ms; idle RSS ${Math.round(rssKb / 1024)} MB`);
     npm.kill("SIGTERM");
     const [code] = (await once(npm, "exit")) as [number | null];
     expect(code).toBe(0);
@@ -203,4 +218,50 @@ describe("npm start", () => {
     const messages = background.map((line) => line.msg);
     expect(new Set(messages).size).toBe(messages.length);
   }, 60_000);
+});
+
+describe("npm run worker", () => {
+  it("waits for an unreachable Meilisearch, one line an attempt, and stops on SIGTERM", async () => {
+    const closed = await freePort(); // nothing listens there
+    const untouched = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-worker-"));
+    try {
+      const child = start("src/search/worker-main.ts", [], {
+        DATA_DIR: untouched,
+        MEILI_URL: `http://127.0.0.1:${closed}`,
+        LOG_LEVEL: "info",
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout?.on("data", (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr?.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const began = Date.now();
+      // Attempts at 0, 1 and 3 s.
+      while (stdout.split("\n").filter((line) => line.includes("not ready")).length < 3) {
+        if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}: ${stderr}`);
+        if (Date.now() - began > 15_000) throw new Error(`worker did not retry: ${stdout}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const attempts = stdout.split("\n").filter((line) => line.includes("not ready"));
+      attempts.forEach((line, i) => {
+        const { msg } = JSON.parse(line) as { msg: string };
+        expect(msg).toMatch(
+          new RegExp(
+            `^Meilisearch at http://127\\.0\\.0\\.1:${closed} not ready \\(attempt ${i + 1}\\): .*ECONNREFUSED.*; trying again in \\d+ s$`,
+          ),
+        );
+      });
+      expect(stderr).toBe("");
+      child.kill("SIGTERM");
+      const [code] = (await once(child, "exit")) as [number | null];
+      expect(code).toBe(0);
+      // It waited before starting anything: no database was made.
+      expect(fs.readdirSync(untouched)).toEqual([]);
+    } finally {
+      fs.rmSync(untouched, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,4 +1,5 @@
 // The operator CLI: `npm run cli -- <command>`, also installed as the `murmur` bin.
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
 import { type Config, ConfigError, loadConfig } from "../config.ts";
@@ -29,6 +30,33 @@ function oneOf<T extends string>(values: readonly T[]) {
     }
     return value as T;
   };
+}
+
+/** A failed command's one line: what is wrong, in words (a domain error's code is for clients). */
+function describeError(err: unknown): string {
+  if (err instanceof DomainError) {
+    if (err.detail) return err.detail;
+    if (err.code === "VULNERABLE_PASSPHRASE") {
+      return "a passphrase is 8 to 512 characters, without spaces or control characters";
+    }
+    return err.code.toLowerCase().replaceAll("_", " ");
+  }
+  if (err instanceof Error) {
+    const { code, path: file } = err as NodeJS.ErrnoException;
+    if (code === "ENOENT" && file) return `no such file: ${file}`;
+    return err.message.split("\n").find((line) => line.trim()) ?? err.name;
+  }
+  return String(err);
+}
+
+/** The command's account, named in the error when there is none. */
+function naming<T>(name: string, work: Promise<T>): Promise<T> {
+  return work.catch((err) => {
+    if (err instanceof DomainError && err.code === "ACCOUNT_NOT_FOUND") {
+      throw new DomainError("ACCOUNT_NOT_FOUND", { detail: `no account "${name}"` });
+    }
+    throw err;
+  });
 }
 
 /** Runs `task` with the services on the configured database, then releases them. */
@@ -82,7 +110,7 @@ program
   .argument("<role>", "normal, moderator or admin", oneOf(ROLES))
   .action((name: string, role: (typeof ROLES)[number]) =>
     withServices(async (services) => {
-      const account = await setRole(services, name, role);
+      const account = await naming(name, setRole(services, name, role));
       console.log(`${account.name} is now ${account.role}`);
     }),
   );
@@ -108,7 +136,7 @@ account
   .argument("<account_name>", "plain or qualified account name, or account id")
   .action((name: string) =>
     withServices(async (services) => {
-      const id = await deleteAccountNow(services, name);
+      const id = await naming(name, deleteAccountNow(services, name));
       console.log(`deleted ${name} (${id})`);
     }),
   );
@@ -277,21 +305,28 @@ const count = (value: string): number => {
 
 program
   .command("seed")
-  .description("fill the database with synthetic data for benchmarks (accounts passphrase: seed-passphrase)")
+  .description("fill the database with synthetic data for benchmarks; refuses a database with accounts it did not make")
   .requiredOption("--accounts <n>", "accounts (the first is `viewer`, following up to 5,000)", count)
   .requiredOption("--notes <m>", "notes", count)
-  .action((options: { accounts: number; notes: number }) =>
+  .option("--passphrase <passphrase>", "every seeded account's passphrase (default: a random one, printed once)")
+  .option("--force", "seed a database that has accounts seed did not make")
+  .action((options: { accounts: number; notes: number; passphrase?: string; force?: boolean }) =>
     withServices(async (services, databaseUrl) => {
-      const result = await seed(services, databaseUrl, { ...options, progress: true });
+      const passphrase = options.passphrase ?? randomBytes(15).toString("base64url");
+      const result = await seed(services, databaseUrl, {
+        ...options,
+        passphrase,
+        progress: true,
+        onStart: () => {
+          if (!options.passphrase) console.log(`passphrase of every seeded account: ${passphrase}`);
+        },
+      });
       console.log(`seeded ${options.accounts} accounts and ${options.notes} notes (${result.notesPerSecond} notes/s)`);
     }),
   );
 
 program.parseAsync().catch((err) => {
-  if (err instanceof DomainError || err instanceof ConfigError || err instanceof RestoreRefused) {
-    console.error(`error: ${err instanceof DomainError ? err.code : err.message}`);
-  } else {
-    console.error(err instanceof Error ? err.message : err);
-  }
+  console.error(`error: ${describeError(err)}`);
+  if (process.env.LOG_LEVEL === "debug" && err instanceof Error) console.error(err.stack);
   process.exit(1);
 });

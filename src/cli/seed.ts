@@ -2,19 +2,23 @@
 // set-based SQL in batches (a progress bar shows them): accounts with skewed follows (a few with
 // thousands of followers, and `viewer`, who follows 5,000), notes of every kind and visibility
 // (renotes, quotes, replies, direct notes), reactions, attachments, lists, notifications.
-// Every seeded account's passphrase is `seed-passphrase`.
+// Every seeded account has the passphrase given (the CLI generates one when none is).
+// It refuses a database holding accounts it did not make, unless forced: it is for benchmarks,
+// and its accounts, all with one passphrase, have no place on a live instance.
 import path from "node:path";
 import { SingleBar } from "cli-progress";
 import pg from "pg";
 import sharp from "sharp";
 import { SERVICE_EPOCH_MS } from "../db/snowflake.ts";
 import { hashPassphrase } from "../domain/accounts/passphrase.ts";
+import { checkPassphrase } from "../domain/accounts/rules.ts";
 import type { Services } from "../domain/context.ts";
 import { storeDriveFile } from "../domain/drive/service.ts";
 
-export const SEED_PASSPHRASE = "seed-passphrase";
 /** Seeded account ids start here, far below any snowflake made now. */
 const FIRST_ACCOUNT = 1_000_000_000n;
+/** Seeded account ids stay below this (seeded list and notification ids start at 10 and 20 times FIRST_ACCOUNT). */
+const SEEDED_ACCOUNTS_END = FIRST_ACCOUNT * 2n;
 const BATCH = 50_000;
 const VIEWER_FOLLOWS = 5_000;
 
@@ -24,9 +28,18 @@ export const WORD_SQL = (n: string) => `substr(md5((${n})::text), 1, 6)`;
 export interface SeedOptions {
   accounts: number;
   notes: number;
+  /** Every seeded account's passphrase (the passphrase rules apply). */
+  passphrase: string;
+  /** Seeds a database holding accounts seed did not make (a live instance, a bench's own account). */
+  force?: boolean;
   /** Prints a progress bar (the CLI); benchmarks stay quiet. */
   progress?: boolean;
+  /** Called once the database is found fit to seed, before anything is written. */
+  onStart?: () => void;
 }
+
+/** Seed will not run here: the database was seeded already, or holds accounts it did not make. */
+export class SeedRefused extends Error {}
 
 export interface Seeded {
   viewerId: bigint;
@@ -72,18 +85,32 @@ export async function seed(
 ): Promise<Seeded & { notesPerSecond: number }> {
   const { accounts } = options;
   if (accounts < 2) throw new Error("seed needs at least 2 accounts");
+  if (accounts >= Number(SEEDED_ACCOUNTS_END - FIRST_ACCOUNT)) throw new Error("seed makes fewer than 1e9 accounts");
+  checkPassphrase(options.passphrase);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const bar = options.progress
     ? new SingleBar({ format: "seed [{bar}] {percentage}% | {value}/{total} rows | {stage}" })
     : undefined;
-  bar?.start(accounts + options.notes, 0, { stage: "accounts" });
   let seeded: Seeded;
   try {
     if ((await client.query("SELECT 1 FROM accounts WHERE id = $1", [accountId(1)])).rowCount) {
-      throw new Error("this database is seeded already");
+      throw new SeedRefused("this database is seeded already");
     }
-    const hash = await hashPassphrase(SEED_PASSPHRASE, services.config.bcryptCost);
+    if (!options.force) {
+      const { rows } = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM accounts WHERE id NOT BETWEEN $1 AND $2",
+        [accountId(1), SEEDED_ACCOUNTS_END - 1n],
+      );
+      if (rows[0].n > 0) {
+        throw new SeedRefused(
+          `this database has ${rows[0].n} account${rows[0].n === 1 ? "" : "s"} seed did not make (a live instance?): --force to seed it all the same`,
+        );
+      }
+    }
+    options.onStart?.();
+    bar?.start(accounts + options.notes, 0, { stage: "accounts" });
+    const hash = await hashPassphrase(options.passphrase, services.config.bcryptCost);
     await client.query(
       `INSERT INTO accounts (id, name, name_key, email, email_key, nickname, passphrase_hash, verified)
        SELECT $1::bigint + g, CASE WHEN g = 1 THEN 'viewer' ELSE 'seed' || g END,
@@ -129,13 +156,15 @@ export async function seed(
       [FIRST_ACCOUNT * 20n, first, accounts],
     );
     seeded = { viewerId: first, listId, busyAuthorId: accountId(2), first, last, images };
+  } catch (err) {
+    bar?.stop();
+    throw err;
   } finally {
     await client.end();
   }
   const notesPerSecond = await addNotes(databaseUrl, seeded, options.notes, (done) =>
     bar?.update(accounts + done, { stage: "notes" }),
-  );
-  bar?.stop();
+  ).finally(() => bar?.stop());
   return { ...seeded, notesPerSecond };
 }
 

@@ -66,10 +66,16 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 export interface DomainErrorOptions {
   /** The request's credentials (Authorization header) are missing or unusable. */
   credentials?: boolean;
+  /**
+   * What is wrong, in words, for an operator (the CLI prints it). Never sent to a client: the
+   * protocols answer the code alone.
+   */
+  detail?: string;
 }
 
 export class DomainError extends Error {
   readonly credentials: boolean;
+  readonly detail?: string;
 
   constructor(
     readonly code: ErrorCode,
@@ -78,5 +84,6 @@ export class DomainError extends Error {
     super(code);
     this.name = "DomainError";
     this.credentials = options.credentials ?? false;
+    this.detail = options.detail;
   }
 }

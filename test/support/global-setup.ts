@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
+import { ensureBuilt } from "../../scripts/build.mjs";
 import { ensureDatabase } from "../../src/db/database.ts";
 import { EmbeddedPostgres } from "../../src/db/embedded-postgres.ts";
 import { migrate } from "../../src/db/migrate.ts";
@@ -24,6 +25,9 @@ export function databaseUrl(adminUrl: string, database: string): string {
 }
 
 export default async function setup(project: TestProject) {
+  // What `npm start` and the `murmur` bin run (test/start.test.ts, test/cli.test.ts): current
+  // before any test file starts, so none builds it while another runs it.
+  ensureBuilt();
   const runId = `${process.pid}_${Date.now().toString(36)}`;
   let adminUrl = process.env.TEST_DATABASE_URL;
   let cluster: EmbeddedPostgres | undefined;

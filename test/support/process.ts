@@ -13,7 +13,7 @@ export interface Run {
 
 export function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
   const { DATABASE_URL: _, ...base } = process.env;
-  // As `npm start` runs it: one node process with tsx's loader, no wrapper process between.
+  // As `npm run dev` runs it (from src/, through tsx's loader): one node process, no wrapper between.
   return spawn(process.execPath, ["--import", "tsx", path.join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...base, LOG_LEVEL: "warn", ...env },

@@ -1,6 +1,10 @@
 // Configuration is validated once; a bad value names its variable (CONTRACT 1).
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
 
 describe("loadConfig", () => {
   it("has the CONTRACT's defaults", () => {
@@ -14,6 +18,19 @@ describe("loadConfig", () => {
     expect(config.databaseUrl).toBeUndefined();
     expect(config.storageDir).toBe(`${config.dataDir}/files`);
     expect(config.corsOrigins).toBeUndefined();
+  });
+
+  it("keeps DATA_DIR under the installation's folder by default, wherever it runs from", () => {
+    const cwd = process.cwd();
+    process.chdir(os.tmpdir());
+    try {
+      expect(loadConfig({}).dataDir).toBe(path.join(ROOT, "data"));
+      expect(loadConfig({}).storageDir).toBe(path.join(ROOT, "data", "files"));
+      // A DATA_DIR given is taken as any path on a command line: from the current folder.
+      expect(loadConfig({ DATA_DIR: "here" }).dataDir).toBe(path.join(process.cwd(), "here"));
+    } finally {
+      process.chdir(cwd);
+    }
   });
 
   it("reads CORS_ORIGINS as a list of origins, or any origin for *", () => {

@@ -10,7 +10,9 @@ export interface AnnouncementInput {
 }
 
 export async function createAnnouncement(services: Services, input: AnnouncementInput): Promise<Announcement> {
-  if (!input.title.trim() || !input.description.trim()) throw new DomainError("INVALID_REQUEST");
+  if (!input.title.trim() || !input.description.trim()) {
+    throw new DomainError("INVALID_REQUEST", { detail: "an announcement needs a title and a description" });
+  }
   return services.db.announcement.create({
     data: { id: services.ids.next(), type: input.type, title: input.title, description: input.description },
   });

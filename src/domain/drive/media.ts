@@ -4,7 +4,6 @@
 import fs from "node:fs/promises";
 import { encode } from "blurhash";
 import { fileTypeFromFile } from "file-type";
-import sharp from "sharp";
 import { DomainError } from "../errors.ts";
 
 /** The spec's allowed types (4.5). WAV is reported as audio/wav, the name browsers use. */
@@ -40,8 +39,17 @@ const THUMBNAIL_EDGE = 400;
 /** Decompression-bomb guard: images over 100 megapixels are refused, not decoded. */
 const MAX_PIXELS = 100_000_000;
 
-// Each image is processed once: libvips' operation cache would only hold memory.
-sharp.cache(false);
+let sharpLoaded: Promise<typeof import("sharp").default> | undefined;
+
+/** sharp and libvips (some 15 MB resident) are loaded with the first image, not at start. */
+function loadSharp(): Promise<typeof import("sharp").default> {
+  sharpLoaded ??= import("sharp").then(({ default: sharp }) => {
+    // Each image is processed once: libvips' operation cache would only hold memory.
+    sharp.cache(false);
+    return sharp;
+  });
+  return sharpLoaded;
+}
 
 export interface Media {
   mime: string;
@@ -62,6 +70,7 @@ export async function inspectMedia(path: string): Promise<Media> {
   const mime = await sniffType(path);
   if (!mime.startsWith("image/")) return { mime, blurhash: "" };
   const thumbnailPath = `${path}.thumbnail.webp`;
+  const sharp = await loadSharp();
   try {
     // The first frame of an animation; EXIF orientation applied.
     const info = await sharp(path, { limitInputPixels: MAX_PIXELS, failOn: "error" })
