@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
-import { type Config, ConfigError, loadConfig } from "../config.ts";
+import { type Config, loadConfig } from "../config.ts";
 import { startDatabase } from "../db/database.ts";
 import { deleteAccountNow } from "../domain/accounts/deletion.ts";
 import { listAccounts, OPERATOR_LIST_MAX, setRole } from "../domain/accounts/service.ts";
@@ -16,7 +16,7 @@ import { closeServices, createServices, createStorage } from "../services.ts";
 import type { Storage } from "../storage/storage.ts";
 import { backupDatabase } from "./backup.ts";
 import { reindexSearch } from "./reindex.ts";
-import { inspectBackup, RestoreRefused, restoreDatabase } from "./restore.ts";
+import { inspectBackup, restoreDatabase } from "./restore.ts";
 import { seed } from "./seed.ts";
 import { migrateStorage } from "./storage-migrate.ts";
 
