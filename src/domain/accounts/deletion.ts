@@ -260,39 +260,12 @@ const STEPS: Step[] = [
     }
     return ids.length;
   },
-  // Its reactions: note_reaction_counts follow by trigger.
-  (tx, accountId, limit) => tx.$executeRaw`
-    DELETE FROM reactions WHERE account_id = ${accountId} AND note_id IN (
-      SELECT note_id FROM reactions WHERE account_id = ${accountId} LIMIT ${limit})`,
-  (tx, accountId, limit) => tx.$executeRaw`
-    DELETE FROM bookmarks WHERE account_id = ${accountId} AND note_id IN (
-      SELECT note_id FROM bookmarks WHERE account_id = ${accountId} LIMIT ${limit})`,
-  // Whom it follows: their followers_count drops.
-  async (tx, accountId, limit) => {
-    const gone = await tx.$queryRaw<{ id: bigint }[]>`
-      DELETE FROM follows WHERE follower_id = ${accountId} AND followee_id IN (
-        SELECT followee_id FROM follows WHERE follower_id = ${accountId} LIMIT ${limit})
-      RETURNING followee_id AS id`;
-    if (gone.length === 0) return 0;
-    const ids = gone.map((g) => g.id);
-    await lockAccounts(tx, [accountId, ...ids]);
-    await tx.$executeRaw`UPDATE accounts SET followers_count = followers_count - 1 WHERE id = ANY(${ids})`;
-    await tx.$executeRaw`UPDATE accounts SET following_count = following_count - ${ids.length}::int WHERE id = ${accountId}`;
-    return ids.length;
-  },
-  // Who follows it: their following_count drops.
-  async (tx, accountId, limit) => {
-    const gone = await tx.$queryRaw<{ id: bigint }[]>`
-      DELETE FROM follows WHERE followee_id = ${accountId} AND follower_id IN (
-        SELECT follower_id FROM follows WHERE followee_id = ${accountId} LIMIT ${limit})
-      RETURNING follower_id AS id`;
-    if (gone.length === 0) return 0;
-    const ids = gone.map((g) => g.id);
-    await lockAccounts(tx, [accountId, ...ids]);
-    await tx.$executeRaw`UPDATE accounts SET following_count = following_count - 1 WHERE id = ANY(${ids})`;
-    await tx.$executeRaw`UPDATE accounts SET followers_count = followers_count - ${ids.length}::int WHERE id = ${accountId}`;
-    return ids.length;
-  },
+  // Its reactions (note_reaction_counts follow by trigger) and bookmarks.
+  rowsNaming("reactions", "account_id", "note_id"),
+  rowsNaming("bookmarks", "account_id", "note_id"),
+  // Whom it follows (their followers_count drops), then who follows it (their following_count).
+  followsNaming("follower_id", "followee_id"),
+  followsNaming("followee_id", "follower_id"),
   rowsNaming("follow_requests", "requester_id", "target_id"),
   rowsNaming("follow_requests", "target_id", "requester_id"),
   rowsNaming("blocks", "blocker_id", "blocked_id"),
@@ -322,6 +295,29 @@ const STEPS: Step[] = [
     return files.length;
   },
 ];
+
+/**
+ * A step that deletes at most `limit` follows whose `column` is the account, and moves the
+ * counters of both sides: the account's own by the number gone, each other account's by one.
+ */
+function followsNaming(column: "follower_id" | "followee_id", other: "follower_id" | "followee_id"): Step {
+  const [own, others] =
+    column === "follower_id" ? ["following_count", "followers_count"] : ["followers_count", "following_count"];
+  return async (tx, accountId, limit) => {
+    const gone = await tx.$queryRawUnsafe<{ id: bigint }[]>(
+      `DELETE FROM follows WHERE ${column} = $1 AND ${other} IN (SELECT ${other} FROM follows WHERE ${column} = $1 LIMIT $2)
+       RETURNING ${other} AS id`,
+      accountId,
+      limit,
+    );
+    if (gone.length === 0) return 0;
+    const ids = gone.map((g) => g.id);
+    await lockAccounts(tx, [accountId, ...ids]);
+    await tx.$executeRawUnsafe(`UPDATE accounts SET ${others} = ${others} - 1 WHERE id = ANY($1)`, ids);
+    await tx.$executeRawUnsafe(`UPDATE accounts SET ${own} = ${own} - $1::int WHERE id = $2`, ids.length, accountId);
+    return ids.length;
+  };
+}
 
 export interface DeletionWorker {
   /** Looks for work now (a deletion just left unfinished by a request). */
