@@ -12,7 +12,7 @@ import { notify } from "../notifications/notify.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
-import { authorsPage, type NoteLoader, notesSelectedBy, type TimelineQuery } from "../timelines/page.ts";
+import { authorsPage, type NoteLoader, noteViews, type TimelineQuery } from "../timelines/page.ts";
 
 export const MAX_TITLE = 100;
 export const MAX_TARGETS = 30;
@@ -209,7 +209,7 @@ export async function listNotes<T = NoteView>(
   ctx: Context,
   listId: string,
   query: TimelineQuery,
-  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+  load: NoteLoader<T> = noteViews,
 ): Promise<T[]> {
   const list = await readableList(ctx, listId);
   return authorsPage(ctx, requireAccount(ctx), assigneesOf(list.id), query, { feed: true }, load);

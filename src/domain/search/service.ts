@@ -12,7 +12,7 @@ import type { NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql, unmutedSql } from "../notes/visibility.ts";
 import { parseBeforeId } from "../paging.ts";
 import { optionalAccount } from "../sessions/caller.ts";
-import { type NoteLoader, notesSelectedBy } from "../timelines/page.ts";
+import { type NoteLoader, noteViews } from "../timelines/page.ts";
 
 export const SEARCH_PAGE = 100;
 
@@ -22,7 +22,7 @@ export async function searchNotes<T = NoteView>(
   beforeId?: string,
   /** Notes per page, at most SEARCH_PAGE + 1 (GraphQL asks one more to know if there is a next page). */
   limit = SEARCH_PAGE,
-  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+  load: NoteLoader<T> = noteViews,
 ): Promise<T[]> {
   const viewer = optionalAccount(ctx);
   checkStorable(query);
@@ -54,8 +54,8 @@ export async function searchNotes<T = NoteView>(
   for (const ids of [candidates, phrased]) if (ids) conditions.push(Prisma.sql`n.id = ANY(${ids}::bigint[])`);
   const take = Prisma.raw(String(Math.max(1, Math.min(Math.trunc(limit), SEARCH_PAGE + 1))));
   // Two statements: the search, planned for its pattern each time (src/db/client.ts), then the
-  // page of what it found, a statement prepared once per connection. In one, the planning of
-  // the page's JSON was planned again with every search: most of PostgreSQL's time for one.
+  // page of what it found, a statement prepared once per connection. In one, the page's JSON
+  // was planned again with every search: most of PostgreSQL's planning time for one.
   const found = await queryRows<{ id: bigint }>(
     ctx.db,
     Prisma.sql`SELECT n.id FROM notes n WHERE ${Prisma.join(conditions, " AND ")} ${unfrozenSql(viewer)} ${unmutedSql(viewer)}

@@ -61,12 +61,15 @@ export async function notePage(
  */
 export type NoteLoader<T> = (ctx: Context, page: Prisma.Sql) => Promise<T[]>;
 
+/** The default loader, as any NoteLoader's type: notesSelectedBy's NoteViews. */
+export const noteViews = ((ctx, page) => notesSelectedBy(ctx, page)) as NoteLoader<never>;
+
 /** A page of the notes `n` for which `where` (SQL) holds, newest first, past the cursor, filtered. */
 export async function notesWhere<T = NoteView>(
   ctx: Context,
   where: Prisma.Sql,
   query: TimelineQuery,
-  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+  load: NoteLoader<T> = noteViews,
 ): Promise<T[]> {
   const before = parseBeforeId(query.beforeId);
   const page = Prisma.sql`
@@ -89,7 +92,7 @@ export async function authorsPage<T = NoteView>(
   authors: bigint | Prisma.Sql,
   query: TimelineQuery,
   { feed }: { feed: boolean },
-  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+  load: NoteLoader<T> = noteViews,
 ): Promise<T[]> {
   const before = parseBeforeId(query.beforeId);
   const limit = pageLimit(query);

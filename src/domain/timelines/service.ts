@@ -11,14 +11,14 @@ import { parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
-import { authorsPage, type NoteLoader, notePage, notesSelectedBy, notesWhere, type TimelineQuery } from "./page.ts";
+import { authorsPage, type NoteLoader, notePage, notesWhere, noteViews, type TimelineQuery } from "./page.ts";
 
 /** `home`: the caller's notes and its followees', direct ones apart. `global`: public notes. */
 export async function timeline<T = NoteView>(
   ctx: Context,
   type: string,
   query: TimelineQuery,
-  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+  load: NoteLoader<T> = noteViews,
 ): Promise<T[]> {
   if (type === "global") return notesWhere(ctx, globalRule(optionalAccount(ctx)), query, load);
   if (type !== "home") throw new DomainError("INVALID_TIMELINE_TYPE");
@@ -61,7 +61,7 @@ export async function accountTimeline<T = NoteView>(
   ctx: Context,
   nameOrId: string,
   query: TimelineQuery,
-  load: NoteLoader<T> = notesSelectedBy as NoteLoader<never>,
+  load: NoteLoader<T> = noteViews,
 ): Promise<T[]> {
   const viewer = optionalAccount(ctx);
   const account = await findPublicAccount(ctx, nameOrId);
