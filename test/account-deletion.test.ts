@@ -3,7 +3,10 @@
 // reserved, old tokens are INVALID_TOKEN and the account ACCOUNT_NOT_FOUND; a big account is
 // removed in batches by a leased job that another run finishes when one stops midway.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accountGone, type Prisma } from "../src/db/client.ts";
 import { INLINE_BATCHES, runDeletions, startDeletionWorker } from "../src/domain/accounts/deletion.ts";
+import { notify } from "../src/domain/notifications/notify.ts";
+import { answerFor } from "../src/rest/errors.ts";
 import * as act from "./support/actions.ts";
 import { account, PASSPHRASE, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -325,6 +328,128 @@ describe("DELETE /accounts/{name}", () => {
       t: hugo.refreshToken,
     });
     expect(refresh.refresh).toEqual({ code: "INVALID_TOKEN" });
+  });
+});
+
+describe("writes racing the deletion", () => {
+  /** Backends of this database waiting for a row lock. */
+  const lockWaits = async () =>
+    (
+      await server.services.db.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`
+    )[0].n;
+  async function untilSomeoneWaits(): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while ((await lockWaits()) === 0) {
+      if (Date.now() > deadline) throw new Error("nobody waits for a lock");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+  /** A transaction that runs `first`, then holds its locks until `release` is called. */
+  function holding(first: (tx: Prisma.TransactionClient) => Promise<unknown>) {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let began!: () => void;
+    const ready = new Promise<void>((resolve) => {
+      began = resolve;
+    });
+    const done = server.services.db.$transaction(
+      async (tx) => {
+        await first(tx);
+        began();
+        await released;
+      },
+      { timeout: 30_000 },
+    );
+    return { ready, release, done };
+  }
+
+  it("a row naming the account, written by a request that read it alive, is refused once it is deleted; a notification is left out", async () => {
+    const victim = await account(server, "racedone");
+    const other = await account(server, "racer");
+    const note = await act.post(server, other, { content: "to bookmark" });
+    const list = (await server.request("POST", "/lists", { token: other.token, body: { title: "l" } })).body;
+    ok(
+      await server.request("DELETE", "/accounts/racedone", { token: victim.token, body: { passphrase: PASSPHRASE } }),
+      204,
+    );
+    const { db } = server.services;
+    const [v, o] = [BigInt(victim.id), BigInt(other.id)];
+    const writes: Record<string, () => Promise<unknown>> = {
+      follow: () => db.follow.create({ data: { followerId: o, followeeId: v } }),
+      followed: () => db.follow.create({ data: { followerId: v, followeeId: o } }),
+      request: () => db.followRequest.create({ data: { requesterId: o, targetId: v } }),
+      block: () => db.block.create({ data: { blockerId: o, blockedId: v } }),
+      mute: () => db.mute.create({ data: { muterId: o, mutedId: v } }),
+      member: () => db.listMember.create({ data: { listId: BigInt(list.id), accountId: v } }),
+      bookmark: () => db.bookmark.create({ data: { accountId: v, noteId: BigInt(note.id) } }),
+      note: () => db.note.create({ data: { id: server.services.ids.next(), authorId: v, content: "late" } }),
+      list: () => db.list.create({ data: { id: server.services.ids.next(), ownerId: v, title: "late" } }),
+    };
+    for (const [what, write] of Object.entries(writes)) {
+      const err = await write().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(accountGone(err), what).toBe(true);
+      expect(answerFor(err), what).toMatchObject({ status: 404, code: "ACCOUNT_NOT_FOUND" });
+    }
+    // In a transaction (a follow's, with its counters and notice), the domain's own error.
+    await expect(
+      db.$transaction((tx) => tx.follow.create({ data: { followerId: o, followeeId: v } })),
+    ).rejects.toMatchObject({ code: "ACCOUNT_NOT_FOUND" });
+    // A notice to or from it is left out; what caused it stands.
+    await db.$transaction((tx) =>
+      Promise.all([
+        notify(server.services, tx, { recipientId: v, actorId: o, type: "followed" }),
+        notify(server.services, tx, { recipientId: o, actorId: v, type: "followed" }),
+      ]),
+    );
+    expect(await leftovers(server, victim.id)).toEqual({});
+  });
+
+  it("the last batch waits for a write that locked the account before it, and removes its row", async () => {
+    const victim = await account(server, "raceearly");
+    const other = await account(server, "racer2");
+    const list = (await server.request("POST", "/lists", { token: other.token, body: { title: "l" } })).body;
+    const write = holding((tx) =>
+      tx.listMember.create({ data: { listId: BigInt(list.id), accountId: BigInt(victim.id) } }),
+    );
+    await write.ready;
+    const deletion = server.request("DELETE", "/accounts/raceearly", {
+      token: victim.token,
+      body: { passphrase: PASSPHRASE },
+    });
+    await untilSomeoneWaits();
+    write.release();
+    await write.done;
+    ok(await deletion, 204);
+    expect(await leftovers(server, victim.id)).toEqual({});
+  });
+
+  it("a write that comes while the last batch holds the account waits for it, then is refused", async () => {
+    const victim = await account(server, "racelate");
+    const other = await account(server, "racer3");
+    const list = (await server.request("POST", "/lists", { token: other.token, body: { title: "l" } })).body;
+    const v = BigInt(victim.id);
+    // The batch's lock and what the mark wrote, as the job holds them.
+    const batch = holding(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM accounts WHERE id = ${v} FOR UPDATE`;
+      await tx.account.update({ where: { id: v }, data: { deletedAt: new Date() } });
+    });
+    await batch.ready;
+    const write = server.services.db.listMember.create({ data: { listId: BigInt(list.id), accountId: v } }).then(
+      () => "written",
+      (err: unknown) => (accountGone(err) ? "refused" : err),
+    );
+    await untilSomeoneWaits();
+    batch.release();
+    await batch.done;
+    expect(await write).toBe("refused");
+    expect(await server.services.db.listMember.count({ where: { accountId: v } })).toBe(0);
   });
 });
 

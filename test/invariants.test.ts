@@ -815,11 +815,11 @@ describe("an account deleted while others act on it (CONTRACT 13)", () => {
     const { db } = server.services;
     const id = BigInt(victim.id);
     expect(await db.accountDeletion.count({ where: { accountId: id } })).toBe(0);
-    const left = await db.$queryRaw<{ n: number }[]>`
-      SELECT ((SELECT count(*) FROM follows WHERE follower_id = ${id} OR followee_id = ${id})
-        + (SELECT count(*) FROM reactions WHERE account_id = ${id})
-        + (SELECT count(*) FROM notes WHERE author_id = ${id}))::int AS n`;
-    expect(left[0].n).toBe(0);
+    const left = await db.$queryRaw<{ follows: number; reactions: number; notes: number }[]>`
+      SELECT (SELECT count(*) FROM follows WHERE follower_id = ${id} OR followee_id = ${id})::int AS follows,
+        (SELECT count(*) FROM reactions WHERE account_id = ${id})::int AS reactions,
+        (SELECT count(*) FROM notes WHERE author_id = ${id})::int AS notes`;
+    expect(left[0]).toEqual({ follows: 0, reactions: 0, notes: 0 });
     // Others' counters: afterEach holds every one of them to its rows.
     await expectViewsMatchRows(others);
   });

@@ -139,7 +139,7 @@ function retryingTransactions(db: PrismaClient): PrismaClient {
       try {
         return await run(...args);
       } catch (err) {
-        if (attempt >= TRANSACTION_ATTEMPTS || !lockConflict(err)) throw err;
+        if (attempt >= TRANSACTION_ATTEMPTS || !lockConflict(err)) throw asDomainError(err);
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
       }
     }
@@ -196,6 +196,22 @@ export function foreignKeyViolation(err: unknown): { constraint: string } | unde
     .filter((v): v is string => typeof v === "string")
     .join(" ");
   return { constraint };
+}
+
+/**
+ * Whether `err` is a write refused for naming a deleted account (SQLSTATE MU404, raised by the
+ * refuse_deleted_accounts trigger: prisma/migrations/20261125060000_deleted_accounts_named):
+ * the account was deleted after the request had read it. Answered 404 ACCOUNT_NOT_FOUND;
+ * interactive transactions throw that DomainError already.
+ */
+export function accountGone(err: unknown): boolean {
+  const e = err as { meta?: { driverAdapterError?: { cause?: { code?: string } } } } | undefined;
+  return e?.meta?.driverAdapterError?.cause?.code === "MU404";
+}
+
+/** `err` as the domain says it: ACCOUNT_NOT_FOUND when accountGone. */
+export function asDomainError(err: unknown): unknown {
+  return accountGone(err) ? new DomainError("ACCOUNT_NOT_FOUND") : err;
 }
 
 /**

@@ -20,6 +20,7 @@ import {
 import { processRequest } from "graphql-upload-minimal";
 import { makeHandler } from "graphql-ws/use/@fastify/websocket";
 import { createYoga, maskError, type Plugin as YogaPlugin, type YogaServerInstance } from "graphql-yoga";
+import { asDomainError } from "../db/client.ts";
 import type { Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -83,7 +84,7 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
     // for REST; a database out of reach is 503 SERVICE_UNAVAILABLE with Retry-After.
     maskedErrors: {
       maskError: (error, message, isDev) => {
-        const cause = error instanceof GraphQLError ? error.originalError : error;
+        const cause = asDomainError(error instanceof GraphQLError ? error.originalError : error);
         const answer = answerFor(cause);
         const path = error instanceof GraphQLError ? error.path : undefined;
         // A refused subscription (fields answer DomainErrors as results; a stream cannot).

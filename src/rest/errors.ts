@@ -1,6 +1,7 @@
 // The one map from error code to HTTP status (spec 7 and CONTRACT 2), and how any thrown
 // error becomes the documented `{"error": CODE}` answer.
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { asDomainError } from "../db/client.ts";
 import { DomainError, type ErrorCode } from "../domain/errors.ts";
 
 export const STATUS: Record<ErrorCode, number> = {
@@ -99,7 +100,8 @@ function databaseUnreachable(err: unknown): boolean {
   return false;
 }
 
-export function answerFor(err: unknown, overrides: StatusOverrides = {}): ErrorAnswer {
+export function answerFor(thrown: unknown, overrides: StatusOverrides = {}): ErrorAnswer {
+  const err = asDomainError(thrown);
   if (err instanceof DomainError) {
     if (err.credentials) return { status: 401, code: err.code, headers: { "www-authenticate": "Bearer" } };
     const status = overrides[err.code] ?? STATUS[err.code];
