@@ -17,6 +17,7 @@ import { fullNotesJson } from "../src/rest/views/note-sql.ts";
 import { closeServices, createServices } from "../src/services.ts";
 import { startTestS3 } from "../test/support/s3.ts";
 import { benchHostile } from "./hostile.ts";
+import { benchIdle } from "./idle.ts";
 import { benchLive } from "./live.ts";
 import { type Load, load } from "./load.ts";
 import { benchLoginBurst } from "./login-burst.ts";
@@ -88,6 +89,8 @@ try {
   });
   // 32 connections logging in at the production bcrypt cost, and /healthz meanwhile.
   const loginBurst = await benchLoginBurst(server.databaseUrl);
+  // A fresh instance as `npm start` runs it: start time and idle memory.
+  const idle = await benchIdle(server.databaseUrl);
   // An anonymous request of 1,000 aliases of searchNotes: refused (400) before anything runs.
   // Sent 6 times: the first, and the median of the other 5; the server's RSS around them.
   const aliasQuery = `{ ${Array.from({ length: 1000 }, (_, i) => `a${i}: searchNotes(query: "x") { __typename }`).join(" ")} }`;
@@ -320,6 +323,7 @@ try {
     `GraphQL, 1,000 aliases of searchNotes: ${aliasRefusal.status} in ${aliasRefusal.firstMs} ms the first time, ${aliasRefusal.medianMs} ms (median) after; server RSS ${aliasRefusal.rssBeforeMb} -> ${aliasRefusal.rssAfterMb} MB`,
   );
   console.log(
+    `Fresh instance (compiled, as npm start runs it): started in ${idle.startMs} ms; idle RSS after its first requests ${idle.idleRssMb} MB (goal < 150)`,
     `Login burst (32 connections logging in, bcrypt cost 11): ${loginBurst.loginsPerSec} logins/s; /healthz meanwhile p50 ${loginBurst.healthzP50} ms, p99 ${loginBurst.healthzP99} ms (goal < 20)`,
   );
   console.log(
@@ -365,7 +369,7 @@ try {
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, idle, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);

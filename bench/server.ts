@@ -20,6 +20,8 @@ export interface BenchServer {
   databaseUrl: string;
   /** The server's DATA_DIR (its files, for seeding). */
   dataDir: string;
+  /** From spawning the process to its first /healthz answer, in ms. */
+  startMs: number;
   stop(): Promise<void>;
 }
 
@@ -55,6 +57,8 @@ export async function startBenchServer(
     databaseUrl?: string;
     /** The account the server makes and logs in. */
     name?: string;
+    /** As `npm start` runs it (dist/, MALLOC_ARENA_MAX=2), not through tsx. */
+    compiled?: boolean;
   } = {},
 ): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-bench-"));
@@ -68,10 +72,15 @@ export async function startBenchServer(
     databaseUrl = cluster.url("murmur_bench");
   }
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "src/main.ts")], {
+  const spawned = performance.now();
+  const args = options.compiled
+    ? [path.join(ROOT, "dist/main.js")]
+    : ["--import", "tsx", path.join(ROOT, "src/main.ts")];
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       ...process.env,
+      ...(options.compiled ? { MALLOC_ARENA_MAX: "2" } : {}),
       PORT: String(port),
       DATA_DIR: dataDir,
       DATABASE_URL: databaseUrl,
@@ -98,8 +107,9 @@ export async function startBenchServer(
     ))
   ) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error("the server did not start");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, options.compiled ? 10 : 100));
   }
+  const startMs = Math.round(performance.now() - spawned);
   const name = options.name ?? "bencher";
   await json(`${url}/accounts`, {
     name,
@@ -120,6 +130,7 @@ export async function startBenchServer(
     accountId: BigInt(me.id),
     databaseUrl,
     dataDir,
+    startMs,
     async stop() {
       child.kill("SIGTERM");
       await once(child, "exit");
