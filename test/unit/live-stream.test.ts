@@ -45,6 +45,17 @@ describe("LiveStream", () => {
     expect(stream.ended).toBe("closed");
   });
 
+  it("leaves out a replayed event whose notice is heard only after the replay (a slow NOTIFY)", () => {
+    const stream = new LiveStream("home", undefined, "127.0.0.1");
+    stream.replay([note(1), note(2)]);
+    const seen: string[] = [];
+    stream.attach((event) => seen.push(`${event.event}:${event.id}`));
+    stream.push(note(2));
+    stream.push(note(3));
+    stream.push(deleted(2));
+    expect(seen).toEqual(["note:1", "note:2", "note:3", "delete:2"]);
+  });
+
   it(`ends a stream whose reader falls more than ${MAX_QUEUED} events behind`, () => {
     const stream = new LiveStream("global", undefined, "127.0.0.1");
     const reasons: string[] = [];

@@ -28,6 +28,8 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
   private endedBy?: EndReason;
   private readonly endings: ((reason: EndReason) => void)[] = [];
   private sink?: (event: LiveEvent) => void;
+  /** What replay() sent, as `event:id`. */
+  private replayed?: Set<string>;
 
   constructor(
     readonly kind: StreamKind,
@@ -44,6 +46,8 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
 
   push(event: LiveEvent): void {
     if (this.endedBy) return;
+    // Heard late (its notice came after the replay had read it): sent already.
+    if (event.event !== "delete" && this.replayed?.has(`${event.event}:${event.id}`)) return;
     if (this.sink) {
       this.sink(event);
       return;
@@ -55,11 +59,13 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
 
   /**
    * Puts what the client missed (oldest first) before the events heard meanwhile, leaving out
-   * those the replay holds already: no gap, no duplicate.
+   * those the replay holds already, now or when heard later: no gap, no duplicate.
    */
   replay(missed: LiveEvent[]): void {
     const replayed = new Set(missed.map((e) => `${e.event}:${e.id}`));
     this.queue = [...missed, ...this.queue.filter((e) => e.event === "delete" || !replayed.has(`${e.event}:${e.id}`))];
+    // Kept for events heard after this (at most a replay page of keys, resumed streams only).
+    this.replayed = replayed;
     this.wake?.();
   }
 
