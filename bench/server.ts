@@ -76,6 +76,8 @@ export async function startBenchServer(
   const args = options.compiled
     ? [path.join(ROOT, "dist/main.js")]
     : ["--import", "tsx", path.join(ROOT, "src/main.ts")];
+  // Flags for the server's node, e.g. BENCH_NODE_ARGS=--cpu-prof to profile it (NODE_OPTIONS refuses that one).
+  if (process.env.BENCH_NODE_ARGS) args.unshift(...process.env.BENCH_NODE_ARGS.split(" "));
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {

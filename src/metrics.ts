@@ -33,6 +33,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly compiledPages = new Counter({
+    name: "murmur_graphql_compiled_pages_total",
+    help: "GraphQL timeline pages of a document with a compiled plan, by what answered them: the plan, or the executor (a refusal or failure)",
+    labelNames: ["answered_by"] as const,
+    registers: [this.registry],
+  });
+
   constructor(services: Pick<Services, "db" | "live" | "log">) {
     const db: Db = services.db;
     collectDefaultMetrics({ register: this.registry });
@@ -109,6 +116,11 @@ export class Metrics {
 
   refused(limit: string): void {
     this.refusals.inc({ limit });
+  }
+
+  /** A GraphQL page of a compiled document, answered by its plan or left to the executor. */
+  compiledPage(answeredBy: "plan" | "executor"): void {
+    this.compiledPages.inc({ answered_by: answeredBy });
   }
 }
 

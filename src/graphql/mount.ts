@@ -21,7 +21,7 @@ import { processRequest } from "graphql-upload-minimal";
 import { makeHandler } from "graphql-ws/use/@fastify/websocket";
 import { createYoga, maskError, type Plugin as YogaPlugin, type YogaServerInstance } from "graphql-yoga";
 import { asDomainError } from "../db/client.ts";
-import type { Services } from "../domain/context.ts";
+import type { Context, Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { authenticate } from "../domain/sessions/caller.ts";
@@ -32,6 +32,7 @@ import { answerFor, sendError } from "../rest/errors.ts";
 import type { RateLimits } from "../rest/rate-limits.ts";
 import { boundsPlugins, MAX_TOKENS } from "./bounds.ts";
 import type { GraphqlContext } from "./builder.ts";
+import { answerPage, type CompiledPage, CompiledPages } from "./compiled-pages.ts";
 import { DocumentCache, noErrorCache } from "./document-cache.ts";
 import { schema } from "./index.ts";
 import { type ReceivedOperation, receiveUploads } from "./received-uploads.ts";
@@ -149,6 +150,7 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
       done();
     },
   });
+  const compiled = new CompiledPages();
   // In its own context: multipart bodies here are GraphQL uploads, read as streams by
   // graphql-upload-minimal rather than by a content-type parser.
   await app.register(async (scope) => {
@@ -213,6 +215,15 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
         const text = typeof request.body === "string" ? request.body : (JSON.stringify(request.body) ?? "");
         request.body = Readable.from([text]);
       }
+      // A timeline page of a document already answered once is answered by its compiled plan.
+      const plain = !multipart && request.method === "POST" && request.headers["idempotency-key"] === undefined;
+      const plan = plain ? compiled.planOf(request.body) : undefined;
+      const mediaType = plan && regularMediaType(request.headers.accept);
+      if (plan && mediaType) {
+        const answer = await compiledAnswer(services, request, plan);
+        services.metrics.compiledPage(answer === undefined ? "executor" : "plan");
+        if (answer !== undefined) return reply.header("content-type", `${mediaType}; charset=utf-8`).send(answer);
+      }
       let response: Response;
       let body: Buffer;
       try {
@@ -275,6 +286,7 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
       if (idempotent && "record" in idempotent) {
         await idempotent.record({ status, headers, body: body.toString() });
       }
+      if (plain) compiled.learn(request.body, status, body);
       return reply.status(status).headers(headers).send(body);
     };
     scope.post("/graphql", handler);
@@ -317,6 +329,47 @@ function webSocketHandler(yoga: YogaServerInstance<{ req: FastifyRequest; reply:
       return errors.length ? errors : args;
     },
   });
+}
+
+/**
+ * A compiled plan's answer (compiled-pages.ts) in the context the executor would give it, or
+ * undefined to leave the request to the executor: a refusal (missing credentials, a frozen
+ * caller, a list one may not read, a `first` out of range) or a failure is answered there, as it
+ * always was.
+ */
+async function compiledAnswer(services: Services, request: FastifyRequest, plan: CompiledPage) {
+  try {
+    const caller = await authenticate(services, credentialsOf(request), request.ip);
+    const ctx: Context = { ...services, caller };
+    if (services.replicas) ctx.db = await services.replicas.readsFor(caller.account?.id);
+    const answer = await answerPage(ctx, plan);
+    logAccount(request, caller.account?.id);
+    return answer;
+  } catch (err) {
+    if (!(err instanceof DomainError))
+      services.log.warn({ err }, "a compiled GraphQL page failed; the executor answers it");
+    return undefined;
+  }
+}
+
+/**
+ * The type yoga answers a query's result in for this Accept header (its result processors,
+ * graphql-yoga's use-result-processor.js: the last type that matches wins), or undefined when
+ * it would not answer in JSON.
+ */
+function regularMediaType(accept: string | undefined): string | undefined {
+  let chosen: string | undefined;
+  const asked = (accept || "*/*").replace(/\s/g, "").toLowerCase().split(",");
+  for (const entry of asked.reverse()) {
+    const [mediaType, ...params] = entry.split(";");
+    if ((params.find((param) => param.includes("charset=")) ?? "charset=utf-8") !== "charset=utf-8") continue;
+    const [askedType, askedSubtype] = mediaType.split("/");
+    for (const type of ["application/graphql-response+json", "application/json"]) {
+      const [pre, suf] = type.split("/");
+      if ((askedType === "*" || askedType === pre) && (askedSubtype === "*" || askedSubtype === suf)) chosen = type;
+    }
+  }
+  return chosen;
 }
 
 type Enveloped = {

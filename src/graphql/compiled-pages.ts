@@ -1,0 +1,588 @@
+// GraphQL's timeline pages answered as REST's are: the query's selection of notes compiled once
+// into SQL that writes each note's JSON, so a page never becomes JavaScript objects. Through the
+// executor, a home page cost ~1.5x REST's CPU (pg parsing its rows into objects, the resolvers,
+// yoga's Fetch-API round, JSON.stringify); compiled, about REST's own (bench/README.md).
+//
+// Only what is proven equal is compiled: one query, without variables or directives, of one
+// timeline field (home, global, an account's, a list's) selecting the note fields below. The
+// first request of a document goes through yoga, which validates and bounds it; once it has
+// answered data without errors, the document's plan is kept, and later requests of the same text
+// are answered here. Anything else, and any refusal or failure here, is yoga's as before.
+// test/graphql-compiled.test.ts holds every answer equal to the executor's.
+import {
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  Kind,
+  type OperationDefinitionNode,
+  parse,
+  type SelectionSetNode,
+  type ValueNode,
+} from "graphql";
+import { Prisma, queryRows } from "../db/client.ts";
+import type { Context } from "../domain/context.ts";
+import * as lists from "../domain/lists/service.ts";
+import { REACTIONS_SHOWN } from "../domain/reactions/shown.ts";
+import { optionalAccount } from "../domain/sessions/caller.ts";
+import { PAGE, type TimelineQuery } from "../domain/timelines/page.ts";
+import * as timelines from "../domain/timelines/service.ts";
+import { page } from "./connection.ts";
+import { CACHED_DOCUMENT_CHARS, CACHED_DOCUMENT_MAX } from "./document-cache.ts";
+
+/** One field of a selection: its response key and what it writes. */
+interface Selected<T> {
+  key: string;
+  value: T;
+}
+
+/** SQL writing one value of a row, given the caller (its id is a parameter). */
+type SqlOf = (env: Env) => Prisma.Sql;
+
+interface Env {
+  viewerId: bigint | undefined;
+  publicUrl: string;
+  localHost: string;
+}
+
+/** What a root connection selects, written in JavaScript around the notes' JSON from SQL. */
+type ConnectionField =
+  | { kind: "typename"; name: string }
+  | { kind: "edges"; edge: Selected<"cursor" | "node" | "typename">[] }
+  | { kind: "pageInfo"; fields: Selected<PageInfoField>[] };
+
+type PageInfoField = "hasNextPage" | "hasPreviousPage" | "startCursor" | "endCursor" | "__typename";
+
+export interface CompiledPage {
+  /** The root field's response key. */
+  key: string;
+  field: "homeTimeline" | "globalTimeline" | "accountTimeline" | "listTimeline";
+  first: number | undefined;
+  query: Omit<TimelineQuery, "limit">;
+  /** accountTimeline's name, listTimeline's id. */
+  target: string | undefined;
+  connection: Selected<ConnectionField>[];
+  node: SqlOf;
+  /** A reaction count by emoji (Note.reactionCounts), when selected. */
+  counts: SqlOf | undefined;
+}
+
+/** Thrown while compiling: this document is left to the executor. */
+class NotCompiled extends Error {}
+
+const no = (): never => {
+  throw new NotCompiled();
+};
+
+/**
+ * The fields of `selection` for an object of type `type`, in order, fragments spread: GraphQL's
+ * CollectFields, for selections that repeat no response key (one that does is left to the
+ * executor, which merges them). A fragment on another type of a union contributes nothing.
+ */
+function fieldsOf(
+  selection: SelectionSetNode | undefined,
+  type: string,
+  fragments: Map<string, FragmentDefinitionNode>,
+  out: FieldNode[] = [],
+  seen = new Set<string>(),
+): FieldNode[] {
+  if (!selection) return no();
+  for (const s of selection.selections) {
+    if (s.directives?.length) no();
+    if (s.kind === Kind.FIELD) {
+      const key = s.alias?.value ?? s.name.value;
+      if (seen.has(key)) no();
+      seen.add(key);
+      out.push(s);
+      continue;
+    }
+    const fragment = s.kind === Kind.FRAGMENT_SPREAD ? fragments.get(s.name.value) : s;
+    if (!fragment) return no();
+    const on = fragment.typeCondition?.name.value;
+    if (on === undefined || on === type) fieldsOf(fragment.selectionSet, type, fragments, out, seen);
+    else if (on !== "DomainError") no();
+  }
+  return out;
+}
+
+const keyOf = (f: FieldNode) => f.alias?.value ?? f.name.value;
+
+/** A field without arguments or a selection of its own. */
+function leaf(f: FieldNode): string {
+  if (f.arguments?.length || f.selectionSet) no();
+  return f.name.value;
+}
+
+/** `json_build_object` of the selected fields (PostgreSQL takes 50 pairs at most). */
+function objectSql(fields: FieldNode[], column: (f: FieldNode) => SqlOf): SqlOf {
+  if (fields.length === 0 || fields.length > 50) no();
+  const parts = fields.map((f) => ({ key: Prisma.raw(`'${keyOf(f)}'`), value: column(f) }));
+  return (env) =>
+    Prisma.sql`json_build_object(${Prisma.join(
+      parts.map((p) => Prisma.sql`${p.key}, ${p.value(env)}`),
+      ", ",
+    )})`;
+}
+
+const raw = (text: string): SqlOf => {
+  const sql = Prisma.raw(text);
+  return () => sql;
+};
+
+/** DateTime as graphql-scalars writes it (Date#toISOString). */
+const iso = (column: string) => raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+
+/** fileUrl in SQL: "" for none. */
+const fileUrlSql =
+  (column: string, suffix = ""): SqlOf =>
+  (env) =>
+    Prisma.sql`CASE WHEN ${Prisma.raw(column)} IS NULL THEN '' ELSE ${env.publicUrl} || '/files/' || ${Prisma.raw(column)}::text || ${suffix} END`;
+
+/** Account (account.ts) of the accounts row `a`. */
+function accountSql(selection: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): SqlOf {
+  return objectSql(fieldsOf(selection, "Account", fragments), (f) => {
+    switch (leaf(f)) {
+      case "__typename":
+        return raw("'Account'");
+      case "id":
+        return raw("a.id::text");
+      case "name":
+        return (env) => Prisma.sql`'@' || a.name || '@' || ${env.localHost}`;
+      case "nickname":
+        return raw("a.nickname");
+      case "bio":
+        return raw("a.bio");
+      case "avatar":
+        return fileUrlSql("a.avatar_file_id");
+      case "header":
+        return fileUrlSql("a.header_file_id");
+      case "followedCount":
+        return raw("a.followers_count");
+      case "followingCount":
+        return raw("a.following_count");
+      case "noteCount":
+        return raw("a.notes_count");
+      case "locked":
+        return raw("a.locked");
+      case "email":
+        // visibleEmail: to its owner only.
+        return (env) =>
+          env.viewerId === undefined
+            ? Prisma.sql`NULL::text`
+            : Prisma.sql`CASE WHEN a.id = ${env.viewerId} THEN a.email END`;
+      default:
+        return no();
+    }
+  });
+}
+
+/** Reaction (note.ts) of the reactions row `alias`. */
+function reactionSql(
+  selection: SelectionSetNode | undefined,
+  fragments: Map<string, FragmentDefinitionNode>,
+  alias: string,
+): SqlOf {
+  return objectSql(fieldsOf(selection, "Reaction", fragments), (f) => {
+    switch (leaf(f)) {
+      case "__typename":
+        return raw("'Reaction'");
+      case "id":
+        return raw(`${alias}.id::text`);
+      case "emoji":
+        return raw(`${alias}.emoji`);
+      case "reactedBy":
+        return raw(`${alias}.account_id::text`);
+      case "createdAt":
+        return iso(`${alias}.created_at`);
+      default:
+        return no();
+    }
+  });
+}
+
+/** DriveFile (drive.ts) of the drive_files row `f`. */
+function driveFileSql(selection: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): SqlOf {
+  return objectSql(fieldsOf(selection, "DriveFile", fragments), (f) => {
+    switch (leaf(f)) {
+      case "__typename":
+        return raw("'DriveFile'");
+      case "id":
+        return raw("f.id::text");
+      case "name":
+        return raw("f.name");
+      case "authorId":
+        return raw("f.owner_id::text");
+      case "hash":
+        return raw("f.blurhash");
+      case "mime":
+        return raw("f.mime");
+      case "size":
+        return raw("f.size");
+      case "nsfw":
+        return raw("f.nsfw");
+      case "url":
+        return fileUrlSql("f.id");
+      case "thumbnail":
+        return (env) =>
+          Prisma.sql`CASE WHEN f.thumbnail_size IS NULL THEN NULL ELSE ${fileUrlSql("f.id", "/thumbnail")(env)} END`;
+      default:
+        return no();
+    }
+  });
+}
+
+/** An Int literal, or undefined for none (or null). */
+function intArgument(value: ValueNode | undefined): number | undefined {
+  if (value === undefined || value.kind === Kind.NULL) return undefined;
+  return value.kind === Kind.INT ? Number(value.value) : no();
+}
+
+/**
+ * Note.reactions without `after`, `first` within the reactions a note comes with (note.ts): the
+ * newest `first` of them, and a next page when the note has more. `c` holds the note's counts.
+ */
+function reactionsSql(f: FieldNode, fragments: Map<string, FragmentDefinitionNode>): SqlOf {
+  let first: number | undefined;
+  for (const argument of f.arguments ?? []) {
+    if (argument.name.value !== "first") no();
+    first = intArgument(argument.value);
+  }
+  first ??= REACTIONS_SHOWN;
+  if (!Number.isInteger(first) || first < 1 || first > REACTIONS_SHOWN) no();
+  const limit = Prisma.raw(String(first));
+  const connection = objectSql(fieldsOf(f.selectionSet, "ReactionConnection", fragments), (c): SqlOf => {
+    switch (c.name.value) {
+      case "__typename":
+        leaf(c);
+        return raw("'ReactionConnection'");
+      case "edges": {
+        if (c.arguments?.length) no();
+        const edge = objectSql(fieldsOf(c.selectionSet, "ReactionEdge", fragments), (e) => {
+          if (e.name.value === "node") {
+            if (e.arguments?.length) no();
+            return reactionSql(e.selectionSet, fragments, "r");
+          }
+          const name = leaf(e);
+          return name === "cursor" ? raw("r.id::text") : name === "__typename" ? raw("'ReactionEdge'") : no();
+        });
+        return (env) => Prisma.sql`COALESCE(json_agg(${edge(env)} ORDER BY r.id DESC), '[]')`;
+      }
+      case "pageInfo":
+        if (c.arguments?.length) no();
+        return objectSql(fieldsOf(c.selectionSet, "PageInfo", fragments), (p) => {
+          switch (leaf(p)) {
+            case "__typename":
+              return raw("'PageInfo'");
+            case "hasNextPage":
+              return raw(`COALESCE(c.total, 0) > ${first}`);
+            case "hasPreviousPage":
+              return raw("false");
+            case "startCursor":
+              return raw("(array_agg(r.id::text ORDER BY r.id DESC))[1]");
+            case "endCursor":
+              return raw("(array_agg(r.id::text ORDER BY r.id))[1]");
+            default:
+              return no();
+          }
+        });
+      default:
+        return no();
+    }
+  });
+  // Over no rows at all when the note has no reaction (most notes): their lookup is skipped.
+  return (env) => Prisma.sql`(SELECT ${connection(env)} FROM (
+    SELECT * FROM reactions WHERE c.total IS NOT NULL AND note_id = p.id ORDER BY id DESC LIMIT ${limit}) r)`;
+}
+
+/** Note (note.ts) of the page's row `p`, its author `a` and its counts `c`. */
+function noteSql(
+  selection: SelectionSetNode | undefined,
+  fragments: Map<string, FragmentDefinitionNode>,
+): {
+  node: SqlOf;
+  counts: SqlOf | undefined;
+} {
+  let counts: SqlOf | undefined;
+  const node = objectSql(fieldsOf(selection, "Note", fragments), (f) => {
+    switch (f.name.value) {
+      case "author":
+        if (f.arguments?.length) no();
+        return accountSql(f.selectionSet, fragments);
+      case "reactions":
+        return reactionsSql(f, fragments);
+      case "ownReaction": {
+        if (f.arguments?.length) no();
+        const reaction = reactionSql(f.selectionSet, fragments, "o");
+        return (env) =>
+          env.viewerId === undefined
+            ? Prisma.sql`NULL::json`
+            : Prisma.sql`(SELECT ${reaction(env)} FROM reactions o WHERE o.note_id = p.id AND o.account_id = ${env.viewerId})`;
+      }
+      case "attachments": {
+        if (f.arguments?.length) no();
+        const file = driveFileSql(f.selectionSet, fragments);
+        return (env) => Prisma.sql`COALESCE((SELECT json_agg(${file(env)} ORDER BY x.position)
+          FROM note_attachments x JOIN drive_files f ON f.id = x.file_id WHERE x.note_id = p.id), '[]')`;
+      }
+      case "reactionCounts": {
+        if (f.arguments?.length || counts) no();
+        const count = objectSql(fieldsOf(f.selectionSet, "ReactionCount", fragments), (e) => {
+          const name = leaf(e);
+          return name === "emoji"
+            ? raw("e.emoji")
+            : name === "count"
+              ? raw("e.total")
+              : name === "__typename"
+                ? raw("'ReactionCount'")
+                : no();
+        });
+        counts = count;
+        return raw("COALESCE(c.counts, '[]')");
+      }
+    }
+    switch (leaf(f)) {
+      case "__typename":
+        return raw("'Note'");
+      case "id":
+        return raw("p.id::text");
+      case "content":
+        return raw("p.content");
+      case "cwComment":
+        return raw("p.cw_comment");
+      case "visibility":
+        return raw("p.visibility::text");
+      case "sendToId":
+        return raw("p.send_to_id::text");
+      case "renoteId":
+        return raw("p.renote_id::text");
+      case "replyToId":
+        return raw("p.reply_to_id::text");
+      case "createdAt":
+        return iso("p.created_at");
+      case "reactionCount":
+        return raw("COALESCE(c.total, 0)");
+      default:
+        return no();
+    }
+  });
+  return { node, counts };
+}
+
+const ROOTS = new Set(["homeTimeline", "globalTimeline", "accountTimeline", "listTimeline"]);
+
+/** The plan of a document, or undefined when the executor must answer it. */
+export function compilePage(text: string, operationName: string | undefined): CompiledPage | undefined {
+  let document: DocumentNode;
+  try {
+    document = parse(text, { noLocation: true });
+  } catch {
+    return undefined;
+  }
+  try {
+    return compile(document, operationName);
+  } catch (err) {
+    if (err instanceof NotCompiled) return undefined;
+    throw err;
+  }
+}
+
+function compile(document: DocumentNode, operationName: string | undefined): CompiledPage {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  const operations: OperationDefinitionNode[] = [];
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    else if (definition.kind === Kind.OPERATION_DEFINITION) operations.push(definition);
+    else no();
+  }
+  const operation =
+    (operationName === undefined && operations.length === 1
+      ? operations[0]
+      : operations.find((o) => operationName !== undefined && o.name?.value === operationName)) ?? no();
+  if (operation.operation !== "query" || operation.variableDefinitions?.length || operation.directives?.length) no();
+  const roots = fieldsOf(operation.selectionSet, "Query", fragments);
+  if (roots.length !== 1 || !ROOTS.has(roots[0].name.value)) no();
+  const root = roots[0];
+  const field = root.name.value as CompiledPage["field"];
+  const query: CompiledPage["query"] = {};
+  let first: number | undefined;
+  let target: string | undefined;
+  for (const argument of root.arguments ?? []) {
+    const { value } = argument;
+    switch (argument.name.value) {
+      case "first":
+        first = intArgument(value);
+        break;
+      case "after":
+        if (value.kind !== Kind.STRING && value.kind !== Kind.NULL) no();
+        query.beforeId = value.kind === Kind.STRING ? value.value : undefined;
+        break;
+      case "hasAttachment":
+      case "noNsfw":
+        if (value.kind !== Kind.BOOLEAN && value.kind !== Kind.NULL) no();
+        query[argument.name.value] = value.kind === Kind.BOOLEAN ? value.value : undefined;
+        break;
+      case "name":
+        if (field !== "accountTimeline" || value.kind !== Kind.STRING) no();
+        target = value.kind === Kind.STRING ? value.value : undefined;
+        break;
+      case "listId":
+        if (field !== "listTimeline" || (value.kind !== Kind.STRING && value.kind !== Kind.INT)) no();
+        target = value.kind === Kind.STRING || value.kind === Kind.INT ? value.value : undefined;
+        break;
+      default:
+        no();
+    }
+  }
+  if ((field === "accountTimeline" || field === "listTimeline") && target === undefined) no();
+  let node: SqlOf | undefined;
+  let counts: SqlOf | undefined;
+  const connection = fieldsOf(root.selectionSet, "NoteConnection", fragments).map((f): Selected<ConnectionField> => {
+    if (f.arguments?.length) no();
+    switch (f.name.value) {
+      case "__typename":
+        return { key: keyOf(f), value: { kind: "typename", name: "NoteConnection" } };
+      case "edges":
+        return {
+          key: keyOf(f),
+          value: {
+            kind: "edges",
+            edge: fieldsOf(f.selectionSet, "NoteEdge", fragments).map((e) => {
+              if (e.name.value === "node") {
+                if (node || e.arguments?.length) no();
+                ({ node, counts } = noteSql(e.selectionSet, fragments));
+                return { key: keyOf(e), value: "node" };
+              }
+              const name = leaf(e);
+              if (name !== "cursor" && name !== "__typename") no();
+              return { key: keyOf(e), value: name === "cursor" ? "cursor" : "typename" };
+            }),
+          },
+        };
+      case "pageInfo":
+        return {
+          key: keyOf(f),
+          value: {
+            kind: "pageInfo",
+            fields: fieldsOf(f.selectionSet, "PageInfo", fragments).map((p) => {
+              const name = leaf(p);
+              if (!["hasNextPage", "hasPreviousPage", "startCursor", "endCursor", "__typename"].includes(name)) no();
+              return { key: keyOf(p), value: name as PageInfoField };
+            }),
+          },
+        };
+      default:
+        return no();
+    }
+  });
+  return { key: keyOf(root), field, first, query, target, connection, node: node ?? raw("NULL"), counts };
+}
+
+/** A page's row: the note's id (its cursor) and its JSON. */
+interface Row {
+  id: bigint;
+  node: string;
+}
+
+/** The statement writing each note `page` selects as the plan's JSON. */
+function statement(plan: CompiledPage, env: Env, page: Prisma.Sql): Prisma.Sql {
+  const byEmoji = plan.counts ? Prisma.sql`, json_agg(${plan.counts(env)}) AS counts` : Prisma.empty;
+  return Prisma.sql`
+    WITH page AS (${page})
+    SELECT p.id, ${plan.node(env)}::text AS node
+    FROM page p JOIN accounts a ON a.id = p.author_id
+    LEFT JOIN LATERAL (
+      SELECT sum(e.total) AS total ${byEmoji} FROM (
+        SELECT emoji, sum(count)::int AS total FROM note_reaction_counts
+        WHERE note_id = p.id GROUP BY emoji HAVING sum(count) > 0) e
+    ) c ON true
+    ORDER BY p.id DESC`;
+}
+
+/** The notes of the plan's timeline, through the same service its field calls. */
+function timelineOf(ctx: Context, plan: CompiledPage, query: TimelineQuery): Promise<Row[]> {
+  const env = { viewerId: optionalAccount(ctx)?.id, publicUrl: ctx.config.publicUrl, localHost: ctx.config.localHost };
+  const load = (c: Context, page: Prisma.Sql) => queryRows<Row>(c.db, statement(plan, env, page));
+  switch (plan.field) {
+    case "homeTimeline":
+      return timelines.timeline(ctx, "home", query, load);
+    case "globalTimeline":
+      return timelines.timeline(ctx, "global", query, load);
+    case "accountTimeline":
+      return timelines.accountTimeline(ctx, plan.target as string, query, load);
+    case "listTimeline":
+      return lists.listNotes(ctx, plan.target as string, query, load);
+  }
+}
+
+/** The whole answer to the plan's document, `{"data": ...}`, as the executor would give it. */
+export async function answerPage(ctx: Context, plan: CompiledPage): Promise<string> {
+  const { items, hasNextPage } = await page({ first: plan.first, after: plan.query.beforeId }, PAGE, (after, limit) =>
+    timelineOf(ctx, plan, { ...plan.query, beforeId: after, limit }),
+  );
+  const cursor = (row: Row | undefined) => (row ? `"${row.id}"` : "null");
+  const fields = plan.connection.map(({ key, value }) => {
+    let json: string;
+    if (value.kind === "typename") json = `"${value.name}"`;
+    else if (value.kind === "edges") {
+      const edges = items.map(
+        (row) =>
+          `{${value.edge
+            .map(
+              (e) => `"${e.key}":${e.value === "node" ? row.node : e.value === "cursor" ? cursor(row) : '"NoteEdge"'}`,
+            )
+            .join(",")}}`,
+      );
+      json = `[${edges.join(",")}]`;
+    } else {
+      const info = value.fields.map(({ key, value: name }) => {
+        const of: Record<PageInfoField, string> = {
+          hasNextPage: String(hasNextPage),
+          hasPreviousPage: "false",
+          startCursor: cursor(items[0]),
+          endCursor: cursor(items[items.length - 1]),
+          __typename: '"PageInfo"',
+        };
+        return `"${key}":${of[name]}`;
+      });
+      json = `{${info.join(",")}}`;
+    }
+    return `"${key}":${json}`;
+  });
+  return `{"data":{"${plan.key}":{${fields.join(",")}}}}`;
+}
+
+export class CompiledPages {
+  readonly #plans = new Map<string, CompiledPage | null>();
+  /** The characters of the documents' text held, bounded as yoga's parse cache is (document-cache.ts). */
+  #chars = 0;
+
+  /** The key of a request body that may have a plan: a query, no variables, nothing else. */
+  static keyOf(body: unknown): { key: string; query: string; operationName: string | undefined } | undefined {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
+    const { query, variables, operationName, ...rest } = body as Record<string, unknown>;
+    if (typeof query !== "string" || Object.keys(rest).length) return undefined;
+    if (variables != null && (typeof variables !== "object" || Object.keys(variables).length)) return undefined;
+    if (operationName != null && typeof operationName !== "string") return undefined;
+    return { key: `${operationName ?? ""}\u0000${query}`, query, operationName: operationName ?? undefined };
+  }
+
+  planOf(body: unknown): CompiledPage | undefined {
+    const found = CompiledPages.keyOf(body);
+    return (found && this.#plans.get(found.key)) ?? undefined;
+  }
+
+  /** After the executor answered `body`: a document answered with data and no errors is valid, and its plan is kept. */
+  learn(body: unknown, status: number, answer: Buffer): void {
+    const found = CompiledPages.keyOf(body);
+    if (!found || found.key.length > CACHED_DOCUMENT_MAX || this.#plans.has(found.key) || status !== 200) return;
+    const text = answer.toString();
+    if (!text.startsWith('{"data":') || text.includes('"errors":')) return;
+    this.#plans.set(found.key, compilePage(found.query, found.operationName) ?? null);
+    this.#chars += found.key.length;
+    // The oldest out first.
+    for (const oldest of this.#plans.keys()) {
+      if (this.#chars <= CACHED_DOCUMENT_CHARS) break;
+      this.#plans.delete(oldest);
+      this.#chars -= oldest.length;
+    }
+  }
+}

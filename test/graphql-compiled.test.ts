@@ -1,0 +1,245 @@
+// GraphQL timeline pages answered by their compiled plans (src/graphql/compiled-pages.ts): the
+// first request of a document goes through the executor, the same text again is answered by the
+// plan, and the two answers must be the same JSON, member for member and in the same order, for
+// every selection a plan takes, every kind of caller, paging and filters; refusals stay the
+// executor's.
+import type { Counter } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as act from "./support/actions.ts";
+import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
+import { image, wav } from "./support/media.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let author: TestAccount;
+let fan: TestAccount;
+let stranger: TestAccount;
+let listId: string;
+const reactors: TestAccount[] = [];
+const EMOJI = ["👍", "🎉", "❤️", "🇯🇵", "👩‍👩‍👧"];
+
+beforeAll(async () => {
+  server = await startTestServer();
+  author = await account(server, "gc_author");
+  fan = await account(server, "gc_fan");
+  stranger = await account(server, "gc_stranger");
+  await act.follow(server, fan, author);
+  const png = await image("png", 8, 8);
+  const avatar = await uploadFile(server, author, png, "avatar.png");
+  await server.request("PATCH", "/accounts/gc_author", {
+    token: author.token,
+    body: { avatar_file_id: avatar.id, bio: 'bio "quoted" \\ and\nnewline' },
+  });
+  const files = [
+    await uploadFile(server, author, png, "one.png", { nsfw: "true" }),
+    await uploadFile(server, author, wav(), "sound.wav"),
+  ];
+  const viral = await act.post(server, author, {
+    content: 'files, "quotes", \\ and émoji 🎉\u0001',
+    cw_comment: "cw",
+    attachment_file_ids: [files[1].id, files[0].id],
+  });
+  await act.post(server, author, { content: "safe file", attachment_file_ids: [files[1].id] });
+  await act.post(server, author, { content: "direct", visibility: "direct", send_to: fan.id });
+  await act.post(server, author, { content: "followers only", visibility: "followers" });
+  await act.post(server, author, { content: "home only", visibility: "home" });
+  await act.post(server, fan, { content: "by the fan @gc_author" });
+  await server.request("POST", `/notes/${viral.id}/renote`, { token: fan.token, body: {} });
+  await server.request("POST", `/notes/${viral.id}/renote`, { token: fan.token, body: { content: "quote" } });
+  await server.request("POST", `/notes/${viral.id}/reply`, { token: fan.token, body: { content: "reply" } });
+  // 24 reactions: the first reactor's is older than the newest 20.
+  for (let i = 0; i < 24; i++) {
+    const who = await account(server, `gc_r${i}`);
+    reactors.push(who);
+    const reacted = await server.request("POST", `/notes/${viral.id}/reaction`, {
+      token: who.token,
+      body: { emoji: EMOJI[i % EMOJI.length] },
+    });
+    expect(reacted.status).toBe(200);
+  }
+  await server.request("POST", `/notes/${viral.id}/reaction`, { token: fan.token, body: { emoji: "👍" } });
+  const list = await server.request("POST", "/lists", { token: fan.token, body: { title: "mine" } });
+  listId = list.body.id;
+  expect(
+    (await server.request("POST", `/lists/${listId}`, { token: fan.token, body: { account_id: [author.id] } })).status,
+  ).toBe(200);
+});
+afterAll(() => server?.close());
+
+let sent = 0;
+
+async function graphql(query: string, who?: TestAccount, headers: Record<string, string> = {}) {
+  const answer = await server.app.inject({
+    method: "POST",
+    url: "/graphql",
+    headers: {
+      "content-type": "application/json",
+      ...(who ? { authorization: `Bearer ${who.token}` } : {}),
+      ...headers,
+    },
+    payload: JSON.stringify({ query }),
+  });
+  return { status: answer.statusCode, type: answer.headers["content-type"], text: answer.body };
+}
+
+/** The same JSON, members in the same order. */
+const canonical = (text: string) => JSON.stringify(JSON.parse(text));
+
+/** How many pages of a compiled document `by` answered (GET /metrics' counter). */
+async function answeredBy(by: "plan" | "executor"): Promise<number> {
+  const counter = server.services.metrics.registry.getSingleMetric("murmur_graphql_compiled_pages_total");
+  const { values } = await (counter as Counter).get();
+  return values.find((v) => v.labels.answered_by === by)?.value ?? 0;
+}
+
+/**
+ * A document (made new by a comment) through the executor, then again, through its plan if it
+ * has one: the same answer. Gives the parsed answer and whether the plan answered.
+ */
+async function both(query: string, who?: TestAccount, headers?: Record<string, string>) {
+  const text = `${query}\n# ${sent++}`;
+  const executed = await graphql(text, who, headers);
+  const before = await answeredBy("plan");
+  const planned = await graphql(text, who, headers);
+  expect(executed.status).toBe(200);
+  expect({ status: planned.status, type: planned.type }).toEqual({ status: executed.status, type: executed.type });
+  expect(canonical(planned.text)).toBe(canonical(executed.text));
+  return { data: JSON.parse(planned.text).data, compiled: (await answeredBy("plan")) > before };
+}
+
+const ACCOUNT = "__typename id name nickname bio avatar header followedCount followingCount noteCount locked email";
+const REACTION = "__typename id emoji reactedBy createdAt";
+const PAGE_INFO = "__typename hasNextPage hasPreviousPage startCursor endCursor";
+const EVERYTHING = `
+  __typename id content cwComment visibility sendToId renoteId replyToId createdAt
+  author { ${ACCOUNT} }
+  reactionCount
+  reactionCounts { __typename emoji count }
+  ownReaction { ${REACTION} }
+  reactions { ... on ReactionConnection { __typename edges { __typename cursor node { ${REACTION} } } pageInfo { ${PAGE_INFO} } } }
+  few: reactions(first: 3) { ... on ReactionConnection { pageInfo { hasNextPage endCursor } edges { node { emoji } cursor } } }
+  attachments { __typename id name authorId hash mime size nsfw url thumbnail }`;
+const callers = () => [undefined, author, fan, stranger, reactors[0], reactors[23]];
+
+describe("a compiled timeline page answers as the executor does", () => {
+  it("the benchmark's home page, for the author and a follower", async () => {
+    const query =
+      "{ homeTimeline { ... on NoteConnection { edges { node { id content createdAt author { name nickname } reactions { ... on ReactionConnection { edges { node { emoji reactedBy } } } } reactionCount attachments { url mime } } } } } }";
+    for (const who of [author, fan]) {
+      const { data, compiled } = await both(query, who);
+      expect(compiled).toBe(true);
+      expect(data.homeTimeline.edges.length).toBeGreaterThanOrEqual(4);
+    }
+  });
+
+  it("every field a plan takes, for every kind of caller, on the global and an account's timeline", async () => {
+    for (const who of callers()) {
+      for (const field of [
+        "globalTimeline",
+        'accountTimeline(name: "gc_author")',
+        'accountTimeline(name: "@gc_author@murmur.test")',
+      ]) {
+        const query = `{ t: ${field} { __typename ... on DomainError { code } ... on NoteConnection { pageInfo { ${PAGE_INFO} } edges { __typename cursor node { ${EVERYTHING} } } } } }`;
+        const { data, compiled } = await both(query, who);
+        expect(compiled, `${field} as ${who?.name ?? "nobody"}`).toBe(true);
+        expect(data.t.edges.length).toBeGreaterThanOrEqual(3);
+      }
+    }
+    // The cases are there: the old own reaction, both kinds of file, counts, a second page of reactions.
+    const { data } = await both(
+      `{ globalTimeline { ... on NoteConnection { edges { node { ${EVERYTHING} } } } } }`,
+      reactors[0],
+    );
+    const viral = data.globalTimeline.edges
+      .map((e: { node: unknown }) => e.node)
+      .find((n: { reactionCount: number }) => n.reactionCount === 25);
+    expect(viral.ownReaction.reactedBy).toBe(reactors[0].id);
+    expect(viral.reactions.edges).toHaveLength(20);
+    expect(viral.reactions.pageInfo.hasNextPage).toBe(true);
+    expect(viral.few.edges).toHaveLength(3);
+    expect(viral.reactionCounts.length).toBe(EMOJI.length);
+    expect(viral.attachments.map((f: { thumbnail: string | null }) => f.thumbnail === null)).toEqual([true, false]);
+  });
+
+  it("home and list pages with paging and filters, fragments and aliases", async () => {
+    const fragment = "fragment N on Note { id author { ...A } createdAt } fragment A on Account { name }";
+    const first = await both(
+      `{ homeTimeline(first: 2) { ... on NoteConnection { pageInfo { endCursor hasNextPage } edges { node { ...N } } } } } ${fragment}`,
+      fan,
+    );
+    expect(first.compiled).toBe(true);
+    expect(first.data.homeTimeline.pageInfo.hasNextPage).toBe(true);
+    const after = first.data.homeTimeline.pageInfo.endCursor;
+    const queries = [
+      `{ homeTimeline(first: 2, after: "${after}") { ... on NoteConnection { pageInfo { endCursor hasNextPage } edges { node { ...N } } } } } ${fragment}`,
+      `{ page: homeTimeline(after: "1") { ... on NoteConnection { pageInfo { ${PAGE_INFO} } edges { cursor } } } }`,
+      `{ homeTimeline(hasAttachment: true) { ... on NoteConnection { edges { node { id attachments { id nsfw } } } } } }`,
+      `{ homeTimeline(noNsfw: true, hasAttachment: true) { ... on NoteConnection { edges { node { id } } } } }`,
+      `{ listTimeline(listId: "${listId}") { ... on NoteConnection { edges { node { ${EVERYTHING} } } } } }`,
+      `query Named { homeTimeline { ...C } } fragment C on NoteConnection { edges { node { i: id c: content } } }`,
+    ];
+    for (const query of queries) expect((await both(query, fan)).compiled, query).toBe(true);
+  });
+
+  it("answers in the type yoga would for each Accept", async () => {
+    const query = "{ globalTimeline { ... on NoteConnection { edges { node { id } } } } }";
+    for (const accept of [
+      "application/graphql-response+json, application/json",
+      "application/json",
+      "*/*",
+      "application/*",
+    ]) {
+      const { compiled } = await both(query, fan, { accept });
+      expect(compiled, accept).toBe(true);
+    }
+  });
+
+  it("leaves to the executor what a plan does not take, and answers the same", async () => {
+    const queries = [
+      "{ globalTimeline { ... on NoteConnection { edges { node { id renote { id } } } } } }",
+      '{ globalTimeline { ... on NoteConnection { edges { node { id reactions(after: "1") { ... on ReactionConnection { edges { cursor } } } } } } } }',
+      "{ globalTimeline { ... on NoteConnection { edges { node { id } } } } globalTimeline2: globalTimeline { __typename } }",
+      "{ globalTimeline { ... on NoteConnection { edges { node { id id } } } } }",
+      "{ globalTimeline { ... on NoteConnection @include(if: true) { edges { node { id } } } } }",
+    ];
+    for (const query of queries) expect((await both(query, fan)).compiled, query).toBe(false);
+  });
+
+  it("leaves refusals to the executor: missing credentials, a forged token, a list one may not read, a first out of range", async () => {
+    const home =
+      "{ homeTimeline { __typename ... on DomainError { code } ... on NoteConnection { edges { cursor } } } }";
+    const list = `{ listTimeline(listId: "${listId}") { __typename ... on DomainError { code } ... on NoteConnection { edges { cursor } } } }`;
+    const none = "{ homeTimeline(first: 0) { __typename ... on DomainError { code } } }";
+    const refusals: [string, TestAccount | undefined][] = [
+      [home, undefined],
+      [home, { ...fan, token: `${fan.token}x` }],
+      [list, stranger],
+      [none, fan],
+    ];
+    for (const [query, who] of refusals) {
+      // Its plan is made for the fan, then the refused caller is answered as the executor answers it.
+      const text = `${query}\n# ${sent++}`;
+      expect((await graphql(text, fan)).status).toBe(200);
+      await graphql(text, fan);
+      const refused = await answeredBy("executor");
+      const answer = await graphql(text, who);
+      expect(await answeredBy("executor"), query).toBe(refused + 1);
+      const executed = await graphql(`${text} `, who);
+      expect({ status: answer.status, body: canonical(answer.text) }).toEqual({
+        status: executed.status,
+        body: canonical(executed.text),
+      });
+    }
+  });
+
+  it("shows a note written after the plan was made, and not one deleted", async () => {
+    const query = "{ homeTimeline(first: 1) { ... on NoteConnection { edges { node { id content } } } } }";
+    await both(query, fan);
+    const note = await act.post(server, author, { content: "newer" });
+    const newest = JSON.parse((await graphql(`${query}\n# ${sent - 1}`, fan)).text);
+    expect(newest.data.homeTimeline.edges[0].node).toEqual({ id: note.id, content: "newer" });
+    await server.request("DELETE", `/notes/${note.id}`, { token: author.token });
+    const after = JSON.parse((await graphql(`${query}\n# ${sent - 1}`, fan)).text);
+    expect(after.data.homeTimeline.edges[0].node.id).not.toBe(note.id);
+  });
+});
