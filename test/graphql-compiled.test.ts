@@ -68,7 +68,12 @@ afterAll(() => server?.close());
 
 let sent = 0;
 
-async function graphql(query: string, who?: TestAccount, headers: Record<string, string> = {}) {
+async function graphql(
+  query: string,
+  who?: TestAccount,
+  headers: Record<string, string> = {},
+  variables?: Record<string, unknown>,
+) {
   const answer = await server.app.inject({
     method: "POST",
     url: "/graphql",
@@ -77,7 +82,7 @@ async function graphql(query: string, who?: TestAccount, headers: Record<string,
       ...(who ? { authorization: `Bearer ${who.token}` } : {}),
       ...headers,
     },
-    payload: JSON.stringify({ query }),
+    payload: JSON.stringify({ query, variables }),
   });
   return { status: answer.statusCode, type: answer.headers["content-type"], text: answer.body };
 }
@@ -96,11 +101,16 @@ async function answeredBy(by: "plan" | "executor"): Promise<number> {
  * A document (made new by a comment) through the executor, then again, through its plan if it
  * has one: the same answer. Gives the parsed answer and whether the plan answered.
  */
-async function both(query: string, who?: TestAccount, headers?: Record<string, string>) {
+async function both(
+  query: string,
+  who?: TestAccount,
+  headers?: Record<string, string>,
+  variables?: Record<string, unknown>,
+) {
   const text = `${query}\n# ${sent++}`;
-  const executed = await graphql(text, who, headers);
+  const executed = await graphql(text, who, headers, variables);
   const before = await answeredBy("plan");
-  const planned = await graphql(text, who, headers);
+  const planned = await graphql(text, who, headers, variables);
   expect(executed.status).toBe(200);
   expect({ status: planned.status, type: planned.type }).toEqual({ status: executed.status, type: executed.type });
   expect(canonical(planned.text)).toBe(canonical(executed.text));
@@ -179,6 +189,31 @@ describe("a compiled timeline page answers as the executor does", () => {
       `query Named { homeTimeline { ...C } } fragment C on NoteConnection { edges { node { i: id c: content } } }`,
     ];
     for (const query of queries) expect((await both(query, fan)).compiled, query).toBe(true);
+  });
+
+  it("takes variables, each set of values a plan of its own, their defaults too", async () => {
+    const query = `query Page($first: Int = 3, $after: String, $media: Boolean, $list: ID!, $shown: Int) {
+      listTimeline(listId: $list, first: $first, after: $after, hasAttachment: $media) {
+        ... on NoteConnection { pageInfo { endCursor hasNextPage } edges { node { id reactions(first: $shown) { ... on ReactionConnection { pageInfo { hasNextPage } edges { cursor } } } } } }
+      }
+    }`;
+    const first = await both(query, fan, {}, { list: listId });
+    expect(first.compiled).toBe(true);
+    expect(first.data.listTimeline.edges).toHaveLength(3);
+    const after = first.data.listTimeline.pageInfo.endCursor;
+    for (const variables of [
+      { list: listId, first: 2, after },
+      { list: listId, media: true, shown: 2 },
+      { list: listId, first: null, after: null, media: null },
+    ]) {
+      expect((await both(query, fan, {}, variables)).compiled, JSON.stringify(variables)).toBe(true);
+    }
+    // Values the executor refuses are its to answer, with its errors.
+    for (let i = 0; i < 2; i++) {
+      const refused = await graphql(query, fan, {}, { list: listId, first: "many" });
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.text).errors).toBeDefined();
+    }
   });
 
   it("answers in the type yoga would for each Accept", async () => {

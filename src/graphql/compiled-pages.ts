@@ -3,12 +3,12 @@
 // executor, a home page cost ~1.5x REST's CPU (pg parsing its rows into objects, the resolvers,
 // yoga's Fetch-API round, JSON.stringify); compiled, about REST's own (bench/README.md).
 //
-// Only what is proven equal is compiled: one query, without variables or directives, of one
-// timeline field (home, global, an account's, a list's) selecting the note fields below. The
-// first request of a document goes through yoga, which validates and bounds it; once it has
-// answered data without errors, the document's plan is kept, and later requests of the same text
-// are answered here. Anything else, and any refusal or failure here, is yoga's as before.
-// test/graphql-compiled.test.ts holds every answer equal to the executor's.
+// Only what is proven equal is compiled: one query, without directives, of one timeline field
+// (home, global, an account's, a list's) selecting the note fields below. The first request of a
+// document with its variables goes through yoga, which validates and bounds it; once that has
+// answered data without errors, a plan for that text and those variables is kept, and later
+// requests of the same are answered here. Anything else, and any refusal or failure here, is the
+// executor's as before. test/graphql-compiled.test.ts holds every answer equal to the executor's.
 import {
   type DocumentNode,
   type FieldNode,
@@ -81,7 +81,7 @@ const no = (): never => {
 function fieldsOf(
   selection: SelectionSetNode | undefined,
   type: string,
-  fragments: Map<string, FragmentDefinitionNode>,
+  doc: Doc,
   out: FieldNode[] = [],
   seen = new Set<string>(),
 ): FieldNode[] {
@@ -95,10 +95,10 @@ function fieldsOf(
       out.push(s);
       continue;
     }
-    const fragment = s.kind === Kind.FRAGMENT_SPREAD ? fragments.get(s.name.value) : s;
+    const fragment = s.kind === Kind.FRAGMENT_SPREAD ? doc.fragments.get(s.name.value) : s;
     if (!fragment) return no();
     const on = fragment.typeCondition?.name.value;
-    if (on === undefined || on === type) fieldsOf(fragment.selectionSet, type, fragments, out, seen);
+    if (on === undefined || on === type) fieldsOf(fragment.selectionSet, type, doc, out, seen);
     else if (on !== "DomainError") no();
   }
   return out;
@@ -138,8 +138,8 @@ const fileUrlSql =
     Prisma.sql`CASE WHEN ${Prisma.raw(column)} IS NULL THEN '' ELSE ${env.publicUrl} || '/files/' || ${Prisma.raw(column)}::text || ${suffix} END`;
 
 /** Account (account.ts) of the accounts row `a`. */
-function accountSql(selection: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): SqlOf {
-  return objectSql(fieldsOf(selection, "Account", fragments), (f) => {
+function accountSql(selection: SelectionSetNode | undefined, doc: Doc): SqlOf {
+  return objectSql(fieldsOf(selection, "Account", doc), (f) => {
     switch (leaf(f)) {
       case "__typename":
         return raw("'Account'");
@@ -176,12 +176,8 @@ function accountSql(selection: SelectionSetNode | undefined, fragments: Map<stri
 }
 
 /** Reaction (note.ts) of the reactions row `alias`. */
-function reactionSql(
-  selection: SelectionSetNode | undefined,
-  fragments: Map<string, FragmentDefinitionNode>,
-  alias: string,
-): SqlOf {
-  return objectSql(fieldsOf(selection, "Reaction", fragments), (f) => {
+function reactionSql(selection: SelectionSetNode | undefined, doc: Doc, alias: string): SqlOf {
+  return objectSql(fieldsOf(selection, "Reaction", doc), (f) => {
     switch (leaf(f)) {
       case "__typename":
         return raw("'Reaction'");
@@ -200,8 +196,8 @@ function reactionSql(
 }
 
 /** DriveFile (drive.ts) of the drive_files row `f`. */
-function driveFileSql(selection: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): SqlOf {
-  return objectSql(fieldsOf(selection, "DriveFile", fragments), (f) => {
+function driveFileSql(selection: SelectionSetNode | undefined, doc: Doc): SqlOf {
+  return objectSql(fieldsOf(selection, "DriveFile", doc), (f) => {
     switch (leaf(f)) {
       case "__typename":
         return raw("'DriveFile'");
@@ -230,36 +226,83 @@ function driveFileSql(selection: SelectionSetNode | undefined, fragments: Map<st
   });
 }
 
-/** An Int literal, or undefined for none (or null). */
-function intArgument(value: ValueNode | undefined): number | undefined {
-  if (value === undefined || value.kind === Kind.NULL) return undefined;
-  return value.kind === Kind.INT ? Number(value.value) : no();
+/** A document's fragments, and the variables of the request its plan is for. */
+interface Doc {
+  fragments: Map<string, FragmentDefinitionNode>;
+  variables: Record<string, unknown>;
+  /** The operation's variables' defaults. */
+  defaults: Map<string, ValueNode>;
+}
+
+/** An argument's value: a literal, or a variable's (its default when not given); undefined for null. */
+function argumentValue(value: ValueNode | undefined, doc: Doc): unknown {
+  switch (value?.kind) {
+    case undefined:
+    case Kind.NULL:
+      return undefined;
+    case Kind.INT:
+    case Kind.STRING:
+    case Kind.BOOLEAN:
+      return value.value;
+    case Kind.VARIABLE: {
+      const name = value.name.value;
+      if (name in doc.variables) return doc.variables[name] ?? undefined;
+      const fallback = doc.defaults.get(name);
+      return fallback?.kind === Kind.VARIABLE ? no() : argumentValue(fallback, doc);
+    }
+    default:
+      return no();
+  }
+}
+
+/** An Int argument (a literal's text, or a variable's number), or undefined for none. */
+function intArgument(value: ValueNode | undefined, doc: Doc): number | undefined {
+  const given = argumentValue(value, doc);
+  if (given === undefined) return undefined;
+  const first = Number(given);
+  return Number.isInteger(first) ? first : no();
+}
+
+/** A String or ID argument, or undefined for none. */
+function stringArgument(value: ValueNode | undefined, doc: Doc): string | undefined {
+  const given = argumentValue(value, doc);
+  return given === undefined
+    ? undefined
+    : typeof given === "string" || typeof given === "number"
+      ? String(given)
+      : no();
+}
+
+/** A Boolean argument, or undefined for none. */
+function booleanArgument(value: ValueNode | undefined, doc: Doc): boolean | undefined {
+  const given = argumentValue(value, doc);
+  return given === undefined || typeof given === "boolean" ? given : no();
 }
 
 /**
  * Note.reactions without `after`, `first` within the reactions a note comes with (note.ts): the
  * newest `first` of them, and a next page when the note has more. `c` holds the note's counts.
  */
-function reactionsSql(f: FieldNode, fragments: Map<string, FragmentDefinitionNode>): SqlOf {
+function reactionsSql(f: FieldNode, doc: Doc): SqlOf {
   let first: number | undefined;
   for (const argument of f.arguments ?? []) {
     if (argument.name.value !== "first") no();
-    first = intArgument(argument.value);
+    first = intArgument(argument.value, doc);
   }
   first ??= REACTIONS_SHOWN;
   if (!Number.isInteger(first) || first < 1 || first > REACTIONS_SHOWN) no();
   const limit = Prisma.raw(String(first));
-  const connection = objectSql(fieldsOf(f.selectionSet, "ReactionConnection", fragments), (c): SqlOf => {
+  const connection = objectSql(fieldsOf(f.selectionSet, "ReactionConnection", doc), (c): SqlOf => {
     switch (c.name.value) {
       case "__typename":
         leaf(c);
         return raw("'ReactionConnection'");
       case "edges": {
         if (c.arguments?.length) no();
-        const edge = objectSql(fieldsOf(c.selectionSet, "ReactionEdge", fragments), (e) => {
+        const edge = objectSql(fieldsOf(c.selectionSet, "ReactionEdge", doc), (e) => {
           if (e.name.value === "node") {
             if (e.arguments?.length) no();
-            return reactionSql(e.selectionSet, fragments, "r");
+            return reactionSql(e.selectionSet, doc, "r");
           }
           const name = leaf(e);
           return name === "cursor" ? raw("r.id::text") : name === "__typename" ? raw("'ReactionEdge'") : no();
@@ -268,7 +311,7 @@ function reactionsSql(f: FieldNode, fragments: Map<string, FragmentDefinitionNod
       }
       case "pageInfo":
         if (c.arguments?.length) no();
-        return objectSql(fieldsOf(c.selectionSet, "PageInfo", fragments), (p) => {
+        return objectSql(fieldsOf(c.selectionSet, "PageInfo", doc), (p) => {
           switch (leaf(p)) {
             case "__typename":
               return raw("'PageInfo'");
@@ -296,22 +339,22 @@ function reactionsSql(f: FieldNode, fragments: Map<string, FragmentDefinitionNod
 /** Note (note.ts) of the page's row `p`, its author `a` and its counts `c`. */
 function noteSql(
   selection: SelectionSetNode | undefined,
-  fragments: Map<string, FragmentDefinitionNode>,
+  doc: Doc,
 ): {
   node: SqlOf;
   counts: SqlOf | undefined;
 } {
   let counts: SqlOf | undefined;
-  const node = objectSql(fieldsOf(selection, "Note", fragments), (f) => {
+  const node = objectSql(fieldsOf(selection, "Note", doc), (f) => {
     switch (f.name.value) {
       case "author":
         if (f.arguments?.length) no();
-        return accountSql(f.selectionSet, fragments);
+        return accountSql(f.selectionSet, doc);
       case "reactions":
-        return reactionsSql(f, fragments);
+        return reactionsSql(f, doc);
       case "ownReaction": {
         if (f.arguments?.length) no();
-        const reaction = reactionSql(f.selectionSet, fragments, "o");
+        const reaction = reactionSql(f.selectionSet, doc, "o");
         return (env) =>
           env.viewerId === undefined
             ? Prisma.sql`NULL::json`
@@ -319,13 +362,13 @@ function noteSql(
       }
       case "attachments": {
         if (f.arguments?.length) no();
-        const file = driveFileSql(f.selectionSet, fragments);
+        const file = driveFileSql(f.selectionSet, doc);
         return (env) => Prisma.sql`COALESCE((SELECT json_agg(${file(env)} ORDER BY x.position)
           FROM note_attachments x JOIN drive_files f ON f.id = x.file_id WHERE x.note_id = p.id), '[]')`;
       }
       case "reactionCounts": {
         if (f.arguments?.length || counts) no();
-        const count = objectSql(fieldsOf(f.selectionSet, "ReactionCount", fragments), (e) => {
+        const count = objectSql(fieldsOf(f.selectionSet, "ReactionCount", doc), (e) => {
           const name = leaf(e);
           return name === "emoji"
             ? raw("e.emoji")
@@ -369,8 +412,12 @@ function noteSql(
 
 const ROOTS = new Set(["homeTimeline", "globalTimeline", "accountTimeline", "listTimeline"]);
 
-/** The plan of a document, or undefined when the executor must answer it. */
-export function compilePage(text: string, operationName: string | undefined): CompiledPage | undefined {
+/** The plan of a document for these variables, or undefined when the executor must answer it. */
+export function compilePage(
+  text: string,
+  operationName: string | undefined,
+  variables: Record<string, unknown>,
+): CompiledPage | undefined {
   let document: DocumentNode;
   try {
     document = parse(text, { noLocation: true });
@@ -378,14 +425,18 @@ export function compilePage(text: string, operationName: string | undefined): Co
     return undefined;
   }
   try {
-    return compile(document, operationName);
+    return compile(document, operationName, variables);
   } catch (err) {
     if (err instanceof NotCompiled) return undefined;
     throw err;
   }
 }
 
-function compile(document: DocumentNode, operationName: string | undefined): CompiledPage {
+function compile(
+  document: DocumentNode,
+  operationName: string | undefined,
+  variables: Record<string, unknown>,
+): CompiledPage {
   const fragments = new Map<string, FragmentDefinitionNode>();
   const operations: OperationDefinitionNode[] = [];
   for (const definition of document.definitions) {
@@ -397,36 +448,39 @@ function compile(document: DocumentNode, operationName: string | undefined): Com
     (operationName === undefined && operations.length === 1
       ? operations[0]
       : operations.find((o) => operationName !== undefined && o.name?.value === operationName)) ?? no();
-  if (operation.operation !== "query" || operation.variableDefinitions?.length || operation.directives?.length) no();
-  const roots = fieldsOf(operation.selectionSet, "Query", fragments);
+  if (operation.operation !== "query" || operation.directives?.length) no();
+  const defaults = new Map<string, ValueNode>();
+  for (const definition of operation.variableDefinitions ?? []) {
+    if (definition.directives?.length) no();
+    if (definition.defaultValue) defaults.set(definition.variable.name.value, definition.defaultValue);
+  }
+  const doc: Doc = { fragments, variables, defaults };
+  const roots = fieldsOf(operation.selectionSet, "Query", doc);
   if (roots.length !== 1 || !ROOTS.has(roots[0].name.value)) no();
   const root = roots[0];
   const field = root.name.value as CompiledPage["field"];
   const query: CompiledPage["query"] = {};
   let first: number | undefined;
   let target: string | undefined;
-  for (const argument of root.arguments ?? []) {
-    const { value } = argument;
-    switch (argument.name.value) {
+  for (const { name, value } of root.arguments ?? []) {
+    switch (name.value) {
       case "first":
-        first = intArgument(value);
+        first = intArgument(value, doc);
         break;
       case "after":
-        if (value.kind !== Kind.STRING && value.kind !== Kind.NULL) no();
-        query.beforeId = value.kind === Kind.STRING ? value.value : undefined;
+        query.beforeId = stringArgument(value, doc);
         break;
       case "hasAttachment":
       case "noNsfw":
-        if (value.kind !== Kind.BOOLEAN && value.kind !== Kind.NULL) no();
-        query[argument.name.value] = value.kind === Kind.BOOLEAN ? value.value : undefined;
+        query[name.value] = booleanArgument(value, doc);
         break;
       case "name":
-        if (field !== "accountTimeline" || value.kind !== Kind.STRING) no();
-        target = value.kind === Kind.STRING ? value.value : undefined;
+        if (field !== "accountTimeline") no();
+        target = stringArgument(value, doc);
         break;
       case "listId":
-        if (field !== "listTimeline" || (value.kind !== Kind.STRING && value.kind !== Kind.INT)) no();
-        target = value.kind === Kind.STRING || value.kind === Kind.INT ? value.value : undefined;
+        if (field !== "listTimeline") no();
+        target = stringArgument(value, doc);
         break;
       default:
         no();
@@ -435,7 +489,7 @@ function compile(document: DocumentNode, operationName: string | undefined): Com
   if ((field === "accountTimeline" || field === "listTimeline") && target === undefined) no();
   let node: SqlOf | undefined;
   let counts: SqlOf | undefined;
-  const connection = fieldsOf(root.selectionSet, "NoteConnection", fragments).map((f): Selected<ConnectionField> => {
+  const connection = fieldsOf(root.selectionSet, "NoteConnection", doc).map((f): Selected<ConnectionField> => {
     if (f.arguments?.length) no();
     switch (f.name.value) {
       case "__typename":
@@ -445,10 +499,10 @@ function compile(document: DocumentNode, operationName: string | undefined): Com
           key: keyOf(f),
           value: {
             kind: "edges",
-            edge: fieldsOf(f.selectionSet, "NoteEdge", fragments).map((e) => {
+            edge: fieldsOf(f.selectionSet, "NoteEdge", doc).map((e) => {
               if (e.name.value === "node") {
                 if (node || e.arguments?.length) no();
-                ({ node, counts } = noteSql(e.selectionSet, fragments));
+                ({ node, counts } = noteSql(e.selectionSet, doc));
                 return { key: keyOf(e), value: "node" };
               }
               const name = leaf(e);
@@ -462,7 +516,7 @@ function compile(document: DocumentNode, operationName: string | undefined): Com
           key: keyOf(f),
           value: {
             kind: "pageInfo",
-            fields: fieldsOf(f.selectionSet, "PageInfo", fragments).map((p) => {
+            fields: fieldsOf(f.selectionSet, "PageInfo", doc).map((p) => {
               const name = leaf(p);
               if (!["hasNextPage", "hasPreviousPage", "startCursor", "endCursor", "__typename"].includes(name)) no();
               return { key: keyOf(p), value: name as PageInfoField };
@@ -555,14 +609,19 @@ export class CompiledPages {
   /** The characters of the documents' text held, bounded as yoga's parse cache is (document-cache.ts). */
   #chars = 0;
 
-  /** The key of a request body that may have a plan: a query, no variables, nothing else. */
-  static keyOf(body: unknown): { key: string; query: string; operationName: string | undefined } | undefined {
+  /**
+   * The key of a request body that may have a plan: a query, its operation's name and its
+   * variables (a plan holds their values: a client polling the newest page sends the same ones).
+   */
+  static keyOf(body: unknown) {
     if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
-    const { query, variables, operationName, ...rest } = body as Record<string, unknown>;
+    const { query, variables = {}, operationName, ...rest } = body as Record<string, unknown>;
     if (typeof query !== "string" || Object.keys(rest).length) return undefined;
-    if (variables != null && (typeof variables !== "object" || Object.keys(variables).length)) return undefined;
+    if (typeof variables !== "object" || Array.isArray(variables)) return undefined;
     if (operationName != null && typeof operationName !== "string") return undefined;
-    return { key: `${operationName ?? ""}\u0000${query}`, query, operationName: operationName ?? undefined };
+    const given = (variables ?? {}) as Record<string, unknown>;
+    const key = `${operationName ?? ""}\u0000${query}\u0000${JSON.stringify(given)}`;
+    return { key, query, operationName: operationName ?? undefined, variables: given };
   }
 
   planOf(body: unknown): CompiledPage | undefined {
@@ -576,7 +635,7 @@ export class CompiledPages {
     if (!found || found.key.length > CACHED_DOCUMENT_MAX || this.#plans.has(found.key) || status !== 200) return;
     const text = answer.toString();
     if (!text.startsWith('{"data":') || text.includes('"errors":')) return;
-    this.#plans.set(found.key, compilePage(found.query, found.operationName) ?? null);
+    this.#plans.set(found.key, compilePage(found.query, found.operationName, found.variables) ?? null);
     this.#chars += found.key.length;
     // The oldest out first.
     for (const oldest of this.#plans.keys()) {
