@@ -128,6 +128,31 @@ const raw = (text: string): SqlOf => {
   return () => sql;
 };
 
+/**
+ * An object of type `type` whose selection is among `columns` (fields without arguments or a
+ * selection: their SQL) and `nested` (the others: what compiles them), and `__typename`.
+ */
+function objectOf(
+  selection: SelectionSetNode | undefined,
+  type: string,
+  doc: Doc,
+  columns: Record<string, SqlOf>,
+  nested: Record<string, (f: FieldNode) => SqlOf> = {},
+): SqlOf {
+  return objectSql(fieldsOf(selection, type, doc), (f) => {
+    const name = f.name.value;
+    if (Object.hasOwn(nested, name)) return nested[name](f);
+    if (f.arguments?.length || f.selectionSet) no();
+    if (name === "__typename") return raw(`'${type}'`);
+    return Object.hasOwn(columns, name) ? columns[name] : no();
+  });
+}
+
+/** A field with a selection and no arguments. */
+function selectionOf(f: FieldNode): SelectionSetNode | undefined {
+  return f.arguments?.length ? no() : f.selectionSet;
+}
+
 /** DateTime as graphql-scalars writes it (Date#toISOString). */
 const iso = (column: string) => raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
@@ -138,93 +163,43 @@ const fileUrlSql =
     Prisma.sql`CASE WHEN ${Prisma.raw(column)} IS NULL THEN '' ELSE ${env.publicUrl} || '/files/' || ${Prisma.raw(column)}::text || ${suffix} END`;
 
 /** Account (account.ts) of the accounts row `a`. */
-function accountSql(selection: SelectionSetNode | undefined, doc: Doc): SqlOf {
-  return objectSql(fieldsOf(selection, "Account", doc), (f) => {
-    switch (leaf(f)) {
-      case "__typename":
-        return raw("'Account'");
-      case "id":
-        return raw("a.id::text");
-      case "name":
-        return (env) => Prisma.sql`'@' || a.name || '@' || ${env.localHost}`;
-      case "nickname":
-        return raw("a.nickname");
-      case "bio":
-        return raw("a.bio");
-      case "avatar":
-        return fileUrlSql("a.avatar_file_id");
-      case "header":
-        return fileUrlSql("a.header_file_id");
-      case "followedCount":
-        return raw("a.followers_count");
-      case "followingCount":
-        return raw("a.following_count");
-      case "noteCount":
-        return raw("a.notes_count");
-      case "locked":
-        return raw("a.locked");
-      case "email":
-        // visibleEmail: to its owner only.
-        return (env) =>
-          env.viewerId === undefined
-            ? Prisma.sql`NULL::text`
-            : Prisma.sql`CASE WHEN a.id = ${env.viewerId} THEN a.email END`;
-      default:
-        return no();
-    }
-  });
-}
+const ACCOUNT: Record<string, SqlOf> = {
+  id: raw("a.id::text"),
+  name: (env) => Prisma.sql`'@' || a.name || '@' || ${env.localHost}`,
+  nickname: raw("a.nickname"),
+  bio: raw("a.bio"),
+  avatar: fileUrlSql("a.avatar_file_id"),
+  header: fileUrlSql("a.header_file_id"),
+  followedCount: raw("a.followers_count"),
+  followingCount: raw("a.following_count"),
+  noteCount: raw("a.notes_count"),
+  locked: raw("a.locked"),
+  // visibleEmail: to its owner only.
+  email: (env) =>
+    env.viewerId === undefined ? Prisma.sql`NULL::text` : Prisma.sql`CASE WHEN a.id = ${env.viewerId} THEN a.email END`,
+};
 
-/** Reaction (note.ts) of the reactions row `alias`. */
-function reactionSql(selection: SelectionSetNode | undefined, doc: Doc, alias: string): SqlOf {
-  return objectSql(fieldsOf(selection, "Reaction", doc), (f) => {
-    switch (leaf(f)) {
-      case "__typename":
-        return raw("'Reaction'");
-      case "id":
-        return raw(`${alias}.id::text`);
-      case "emoji":
-        return raw(`${alias}.emoji`);
-      case "reactedBy":
-        return raw(`${alias}.account_id::text`);
-      case "createdAt":
-        return iso(`${alias}.created_at`);
-      default:
-        return no();
-    }
-  });
-}
+/** Reaction (note.ts) of the reactions row `r`. */
+const reactionColumns = (r: string): Record<string, SqlOf> => ({
+  id: raw(`${r}.id::text`),
+  emoji: raw(`${r}.emoji`),
+  reactedBy: raw(`${r}.account_id::text`),
+  createdAt: iso(`${r}.created_at`),
+});
 
 /** DriveFile (drive.ts) of the drive_files row `f`. */
-function driveFileSql(selection: SelectionSetNode | undefined, doc: Doc): SqlOf {
-  return objectSql(fieldsOf(selection, "DriveFile", doc), (f) => {
-    switch (leaf(f)) {
-      case "__typename":
-        return raw("'DriveFile'");
-      case "id":
-        return raw("f.id::text");
-      case "name":
-        return raw("f.name");
-      case "authorId":
-        return raw("f.owner_id::text");
-      case "hash":
-        return raw("f.blurhash");
-      case "mime":
-        return raw("f.mime");
-      case "size":
-        return raw("f.size");
-      case "nsfw":
-        return raw("f.nsfw");
-      case "url":
-        return fileUrlSql("f.id");
-      case "thumbnail":
-        return (env) =>
-          Prisma.sql`CASE WHEN f.thumbnail_size IS NULL THEN NULL ELSE ${fileUrlSql("f.id", "/thumbnail")(env)} END`;
-      default:
-        return no();
-    }
-  });
-}
+const DRIVE_FILE: Record<string, SqlOf> = {
+  id: raw("f.id::text"),
+  name: raw("f.name"),
+  authorId: raw("f.owner_id::text"),
+  hash: raw("f.blurhash"),
+  mime: raw("f.mime"),
+  size: raw("f.size"),
+  nsfw: raw("f.nsfw"),
+  url: fileUrlSql("f.id"),
+  thumbnail: (env) =>
+    Prisma.sql`CASE WHEN f.thumbnail_size IS NULL THEN NULL ELSE ${fileUrlSql("f.id", "/thumbnail")(env)} END`,
+};
 
 /** A document's fragments, and the variables of the request its plan is for. */
 interface Doc {
@@ -292,120 +267,75 @@ function reactionsSql(f: FieldNode, doc: Doc): SqlOf {
   first ??= REACTIONS_SHOWN;
   if (!Number.isInteger(first) || first < 1 || first > REACTIONS_SHOWN) no();
   const limit = Prisma.raw(String(first));
-  const connection = objectSql(fieldsOf(f.selectionSet, "ReactionConnection", doc), (c): SqlOf => {
-    switch (c.name.value) {
-      case "__typename":
-        leaf(c);
-        return raw("'ReactionConnection'");
-      case "edges": {
-        if (c.arguments?.length) no();
-        const edge = objectSql(fieldsOf(c.selectionSet, "ReactionEdge", doc), (e) => {
-          if (e.name.value === "node") {
-            if (e.arguments?.length) no();
-            return reactionSql(e.selectionSet, doc, "r");
-          }
-          const name = leaf(e);
-          return name === "cursor" ? raw("r.id::text") : name === "__typename" ? raw("'ReactionEdge'") : no();
-        });
+  const connection = objectOf(
+    f.selectionSet,
+    "ReactionConnection",
+    doc,
+    {},
+    {
+      edges: (c) => {
+        const edge = objectOf(
+          selectionOf(c),
+          "ReactionEdge",
+          doc,
+          { cursor: raw("r.id::text") },
+          {
+            node: (e) => objectOf(selectionOf(e), "Reaction", doc, reactionColumns("r")),
+          },
+        );
         return (env) => Prisma.sql`COALESCE(json_agg(${edge(env)} ORDER BY r.id DESC), '[]')`;
-      }
-      case "pageInfo":
-        if (c.arguments?.length) no();
-        return objectSql(fieldsOf(c.selectionSet, "PageInfo", doc), (p) => {
-          switch (leaf(p)) {
-            case "__typename":
-              return raw("'PageInfo'");
-            case "hasNextPage":
-              return raw(`COALESCE(c.total, 0) > ${first}`);
-            case "hasPreviousPage":
-              return raw("false");
-            case "startCursor":
-              return raw("(array_agg(r.id::text ORDER BY r.id DESC))[1]");
-            case "endCursor":
-              return raw("(array_agg(r.id::text ORDER BY r.id))[1]");
-            default:
-              return no();
-          }
-        });
-      default:
-        return no();
-    }
-  });
+      },
+      pageInfo: (c) =>
+        objectOf(selectionOf(c), "PageInfo", doc, {
+          hasNextPage: raw(`COALESCE(c.total, 0) > ${first}`),
+          hasPreviousPage: raw("false"),
+          startCursor: raw("(array_agg(r.id::text ORDER BY r.id DESC))[1]"),
+          endCursor: raw("(array_agg(r.id::text ORDER BY r.id))[1]"),
+        }),
+    },
+  );
   // Over no rows at all when the note has no reaction (most notes): their lookup is skipped.
   return (env) => Prisma.sql`(SELECT ${connection(env)} FROM (
     SELECT * FROM reactions WHERE c.total IS NOT NULL AND note_id = p.id ORDER BY id DESC LIMIT ${limit}) r)`;
 }
 
-/** Note (note.ts) of the page's row `p`, its author `a` and its counts `c`. */
-function noteSql(
-  selection: SelectionSetNode | undefined,
-  doc: Doc,
-): {
-  node: SqlOf;
-  counts: SqlOf | undefined;
-} {
+/** Note (note.ts), its own columns, of the page's row `p` and its counts `c`. */
+const NOTE: Record<string, SqlOf> = {
+  id: raw("p.id::text"),
+  content: raw("p.content"),
+  cwComment: raw("p.cw_comment"),
+  visibility: raw("p.visibility::text"),
+  sendToId: raw("p.send_to_id::text"),
+  renoteId: raw("p.renote_id::text"),
+  replyToId: raw("p.reply_to_id::text"),
+  createdAt: iso("p.created_at"),
+  reactionCount: raw("COALESCE(c.total, 0)"),
+};
+
+/** Note of the page's row `p`, its author `a` and its counts `c`, and the count by emoji when selected. */
+function noteSql(selection: SelectionSetNode | undefined, doc: Doc): { node: SqlOf; counts: SqlOf | undefined } {
   let counts: SqlOf | undefined;
-  const node = objectSql(fieldsOf(selection, "Note", doc), (f) => {
-    switch (f.name.value) {
-      case "author":
-        if (f.arguments?.length) no();
-        return accountSql(f.selectionSet, doc);
-      case "reactions":
-        return reactionsSql(f, doc);
-      case "ownReaction": {
-        if (f.arguments?.length) no();
-        const reaction = reactionSql(f.selectionSet, doc, "o");
-        return (env) =>
-          env.viewerId === undefined
-            ? Prisma.sql`NULL::json`
-            : Prisma.sql`(SELECT ${reaction(env)} FROM reactions o WHERE o.note_id = p.id AND o.account_id = ${env.viewerId})`;
-      }
-      case "attachments": {
-        if (f.arguments?.length) no();
-        const file = driveFileSql(f.selectionSet, doc);
-        return (env) => Prisma.sql`COALESCE((SELECT json_agg(${file(env)} ORDER BY x.position)
-          FROM note_attachments x JOIN drive_files f ON f.id = x.file_id WHERE x.note_id = p.id), '[]')`;
-      }
-      case "reactionCounts": {
-        if (f.arguments?.length || counts) no();
-        const count = objectSql(fieldsOf(f.selectionSet, "ReactionCount", doc), (e) => {
-          const name = leaf(e);
-          return name === "emoji"
-            ? raw("e.emoji")
-            : name === "count"
-              ? raw("e.total")
-              : name === "__typename"
-                ? raw("'ReactionCount'")
-                : no();
-        });
-        counts = count;
-        return raw("COALESCE(c.counts, '[]')");
-      }
-    }
-    switch (leaf(f)) {
-      case "__typename":
-        return raw("'Note'");
-      case "id":
-        return raw("p.id::text");
-      case "content":
-        return raw("p.content");
-      case "cwComment":
-        return raw("p.cw_comment");
-      case "visibility":
-        return raw("p.visibility::text");
-      case "sendToId":
-        return raw("p.send_to_id::text");
-      case "renoteId":
-        return raw("p.renote_id::text");
-      case "replyToId":
-        return raw("p.reply_to_id::text");
-      case "createdAt":
-        return iso("p.created_at");
-      case "reactionCount":
-        return raw("COALESCE(c.total, 0)");
-      default:
-        return no();
-    }
+  const node = objectOf(selection, "Note", doc, NOTE, {
+    author: (f) => objectOf(selectionOf(f), "Account", doc, ACCOUNT),
+    reactions: (f) => reactionsSql(f, doc),
+    ownReaction: (f) => {
+      const reaction = objectOf(selectionOf(f), "Reaction", doc, reactionColumns("o"));
+      return (env) =>
+        env.viewerId === undefined
+          ? Prisma.sql`NULL::json`
+          : Prisma.sql`(SELECT ${reaction(env)} FROM reactions o WHERE o.note_id = p.id AND o.account_id = ${env.viewerId})`;
+    },
+    attachments: (f) => {
+      const file = objectOf(selectionOf(f), "DriveFile", doc, DRIVE_FILE);
+      return (env) => Prisma.sql`COALESCE((SELECT json_agg(${file(env)} ORDER BY x.position)
+        FROM note_attachments x JOIN drive_files f ON f.id = x.file_id WHERE x.note_id = p.id), '[]')`;
+    },
+    // The lateral `c` aggregates them; selected twice (aliases), the executor answers.
+    reactionCounts: (f) => {
+      if (counts) no();
+      counts = objectOf(selectionOf(f), "ReactionCount", doc, { emoji: raw("e.emoji"), count: raw("e.total") });
+      return raw("COALESCE(c.counts, '[]')");
+    },
   });
   return { node, counts };
 }

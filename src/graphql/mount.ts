@@ -340,11 +340,10 @@ function webSocketHandler(yoga: YogaServerInstance<{ req: FastifyRequest; reply:
 async function compiledAnswer(services: Services, request: FastifyRequest, plan: CompiledPage) {
   try {
     const caller = await authenticate(services, credentialsOf(request), request.ip);
+    logAccount(request, caller.account?.id);
     const ctx: Context = { ...services, caller };
     if (services.replicas) ctx.db = await services.replicas.readsFor(caller.account?.id);
-    const answer = await answerPage(ctx, plan);
-    logAccount(request, caller.account?.id);
-    return answer;
+    return await answerPage(ctx, plan);
   } catch (err) {
     if (!(err instanceof DomainError))
       services.log.warn({ err }, "a compiled GraphQL page failed; the executor answers it");
