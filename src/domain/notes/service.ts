@@ -171,11 +171,20 @@ async function insertNote(
 ): Promise<Written> {
   // An id for each name, used by as many as name an account.
   const mentionIds = mentionedKeys.map(() => ctx.ids.next());
+  // The author's counter first, and the note from it: the note's trigger then takes its lock on
+  // the account row (refuse_deleted_accounts) on the version this transaction wrote. Inserted
+  // first, each note of one author took that lock on the row another note's counter was waiting
+  // to update, and each update then wrote a MultiXact of both (32 connections posting as one
+  // account: 226 notes/s, 736 before the trigger).
   const [written] = await db.$queryRaw<Written[]>`
-    WITH note AS (
+    WITH counted AS (
+      UPDATE accounts SET notes_count = notes_count + 1 WHERE id = ${row.authorId}
+      RETURNING followers_count, following_count, notes_count, updated_at
+    ), note AS (
       INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id)
-      VALUES (${row.id}, ${row.authorId}, ${row.content}, ${row.cwComment}, ${row.visibility}::"Visibility",
-        ${row.sendToId}, ${row.renoteId}, ${row.replyToId})
+      SELECT ${row.id}, ${row.authorId}, ${row.content}, ${row.cwComment}, ${row.visibility}::"Visibility",
+        ${row.sendToId}, ${row.renoteId}, ${row.replyToId}
+      FROM counted
       RETURNING created_at
     ), attached AS (
       INSERT INTO note_attachments (note_id, position, file_id)
@@ -196,9 +205,6 @@ async function insertNote(
       SELECT (${mentionIds}::bigint[])[m.i], m.id, 'mentioned', ${row.authorId}, ${row.id}, NULL FROM mentioned m
     ), indexed AS (
       INSERT INTO search_outbox (op, target_id) SELECT 'upsert', ${row.id} WHERE ${ctx.config.meili !== undefined}
-    ), counted AS (
-      UPDATE accounts SET notes_count = notes_count + 1 WHERE id = ${row.authorId}
-      RETURNING followers_count, following_count, notes_count, updated_at
     )
     SELECT note.created_at AS "createdAt", counted.followers_count AS "followersCount",
       counted.following_count AS "followingCount", counted.notes_count AS "notesCount",
