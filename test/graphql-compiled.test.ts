@@ -6,8 +6,8 @@
 import type { Counter } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as act from "./support/actions.ts";
-import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
-import { image, wav } from "./support/media.ts";
+import { account, type TestAccount } from "./support/fixtures.ts";
+import { SCENE_EMOJI, viralNote } from "./support/scenes.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -15,8 +15,7 @@ let author: TestAccount;
 let fan: TestAccount;
 let stranger: TestAccount;
 let listId: string;
-const reactors: TestAccount[] = [];
-const EMOJI = ["👍", "🎉", "❤️", "🇯🇵", "👩‍👩‍👧"];
+let reactors: TestAccount[];
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -24,39 +23,14 @@ beforeAll(async () => {
   fan = await account(server, "gc_fan");
   stranger = await account(server, "gc_stranger");
   await act.follow(server, fan, author);
-  const png = await image("png", 8, 8);
-  const avatar = await uploadFile(server, author, png, "avatar.png");
-  await server.request("PATCH", "/accounts/gc_author", {
-    token: author.token,
-    body: { avatar_file_id: avatar.id, bio: 'bio "quoted" \\ and\nnewline' },
-  });
-  const files = [
-    await uploadFile(server, author, png, "one.png", { nsfw: "true" }),
-    await uploadFile(server, author, wav(), "sound.wav"),
-  ];
-  const viral = await act.post(server, author, {
-    content: 'files, "quotes", \\ and émoji 🎉\u0001',
-    cw_comment: "cw",
-    attachment_file_ids: [files[1].id, files[0].id],
-  });
+  const scene = await viralNote(server, author, fan, "gc_");
+  const { viral, files } = scene;
+  reactors = scene.reactors;
   await act.post(server, author, { content: "safe file", attachment_file_ids: [files[1].id] });
   await act.post(server, author, { content: "direct", visibility: "direct", send_to: fan.id });
   await act.post(server, author, { content: "followers only", visibility: "followers" });
   await act.post(server, author, { content: "home only", visibility: "home" });
   await act.post(server, fan, { content: "by the fan @gc_author" });
-  await server.request("POST", `/notes/${viral.id}/renote`, { token: fan.token, body: {} });
-  await server.request("POST", `/notes/${viral.id}/renote`, { token: fan.token, body: { content: "quote" } });
-  await server.request("POST", `/notes/${viral.id}/reply`, { token: fan.token, body: { content: "reply" } });
-  // 24 reactions: the first reactor's is older than the newest 20.
-  for (let i = 0; i < 24; i++) {
-    const who = await account(server, `gc_r${i}`);
-    reactors.push(who);
-    const reacted = await server.request("POST", `/notes/${viral.id}/reaction`, {
-      token: who.token,
-      body: { emoji: EMOJI[i % EMOJI.length] },
-    });
-    expect(reacted.status).toBe(200);
-  }
   await server.request("POST", `/notes/${viral.id}/reaction`, { token: fan.token, body: { emoji: "👍" } });
   const list = await server.request("POST", "/lists", { token: fan.token, body: { title: "mine" } });
   listId = list.body.id;
@@ -167,7 +141,7 @@ describe("a compiled timeline page answers as the executor does", () => {
     expect(viral.reactions.edges).toHaveLength(20);
     expect(viral.reactions.pageInfo.hasNextPage).toBe(true);
     expect(viral.few.edges).toHaveLength(3);
-    expect(viral.reactionCounts.length).toBe(EMOJI.length);
+    expect(viral.reactionCounts.length).toBe(SCENE_EMOJI.length);
     expect(viral.attachments.map((f: { thumbnail: string | null }) => f.thumbnail === null)).toEqual([true, false]);
   });
 

@@ -9,49 +9,21 @@ import { notesSelectedBy } from "../src/domain/timelines/page.ts";
 import { fullNoteView } from "../src/rest/views/note.ts";
 import { fullNotesArray, fullNotesJson } from "../src/rest/views/note-sql.ts";
 import * as act from "./support/actions.ts";
-import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
-import { image, wav } from "./support/media.ts";
+import { account, type TestAccount } from "./support/fixtures.ts";
+import { viralNote } from "./support/scenes.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
 let author: TestAccount;
-const reactors: TestAccount[] = [];
-const EMOJI = ["👍", "🎉", "❤️", "🇯🇵", "👩‍👩‍👧"];
+let reactors: TestAccount[];
 
 beforeAll(async () => {
   server = await startTestServer();
   author = await account(server, "ns_author");
   const other = await account(server, "ns_other");
-  const png = await image("png", 8, 8);
-  const avatar = await uploadFile(server, author, png, "avatar.png");
-  await server.request("PATCH", "/accounts/ns_author", {
-    token: author.token,
-    body: { avatar_file_id: avatar.id, bio: 'bio "quoted" \\ and\nnewline' },
-  });
-  const files = [
-    await uploadFile(server, author, png, "one.png", { nsfw: "true" }),
-    await uploadFile(server, author, wav(), "sound.wav"),
-  ];
-  const viral = await act.post(server, author, {
-    content: 'files, "quotes", \\ and émoji 🎉\u0001',
-    cw_comment: "cw",
-    attachment_file_ids: [files[1].id, files[0].id],
-  });
+  reactors = (await viralNote(server, author, other, "ns_")).reactors;
   await act.post(server, author, { content: "direct", visibility: "direct", send_to: other.id });
   await act.post(server, other, { content: "followers only", visibility: "followers" });
-  await server.request("POST", `/notes/${viral.id}/renote`, { token: other.token, body: {} });
-  await server.request("POST", `/notes/${viral.id}/renote`, { token: other.token, body: { content: "quote" } });
-  await server.request("POST", `/notes/${viral.id}/reply`, { token: other.token, body: { content: "reply" } });
-  // 24 reactions: the first reactor's is older than the newest 20.
-  for (let i = 0; i < 24; i++) {
-    const who = await account(server, `ns_r${i}`);
-    reactors.push(who);
-    const reacted = await server.request("POST", `/notes/${viral.id}/reaction`, {
-      token: who.token,
-      body: { emoji: EMOJI[i % EMOJI.length] },
-    });
-    expect(reacted.status).toBe(200);
-  }
 });
 afterAll(() => server?.close());
 
