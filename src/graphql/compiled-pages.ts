@@ -21,8 +21,9 @@ import {
 } from "graphql";
 import { Prisma, queryRows } from "../db/client.ts";
 import type { Context } from "../domain/context.ts";
+import { fileUrlSql, isoTimeSql } from "../domain/drive/urls.ts";
 import * as lists from "../domain/lists/service.ts";
-import { REACTIONS_SHOWN } from "../domain/reactions/shown.ts";
+import { countsByEmoji, REACTIONS_SHOWN } from "../domain/reactions/shown.ts";
 import { optionalAccount } from "../domain/sessions/caller.ts";
 import { PAGE, type TimelineQuery } from "../domain/timelines/page.ts";
 import * as timelines from "../domain/timelines/service.ts";
@@ -154,13 +155,15 @@ function selectionOf(f: FieldNode): SelectionSetNode | undefined {
 }
 
 /** DateTime as graphql-scalars writes it (Date#toISOString). */
-const iso = (column: string) => raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+const iso = (column: string): SqlOf => {
+  const sql = isoTimeSql(Prisma.raw(column));
+  return () => sql;
+};
 
-/** fileUrl in SQL: "" for none. */
-const fileUrlSql =
-  (column: string, suffix = ""): SqlOf =>
+const fileUrlOf =
+  (column: string, suffix?: string): SqlOf =>
   (env) =>
-    Prisma.sql`CASE WHEN ${Prisma.raw(column)} IS NULL THEN '' ELSE ${env.publicUrl} || '/files/' || ${Prisma.raw(column)}::text || ${suffix} END`;
+    fileUrlSql(env, Prisma.raw(column), suffix);
 
 /** Account (account.ts) of the accounts row `a`. */
 const ACCOUNT: Record<string, SqlOf> = {
@@ -168,8 +171,8 @@ const ACCOUNT: Record<string, SqlOf> = {
   name: (env) => Prisma.sql`'@' || a.name || '@' || ${env.localHost}`,
   nickname: raw("a.nickname"),
   bio: raw("a.bio"),
-  avatar: fileUrlSql("a.avatar_file_id"),
-  header: fileUrlSql("a.header_file_id"),
+  avatar: fileUrlOf("a.avatar_file_id"),
+  header: fileUrlOf("a.header_file_id"),
   followedCount: raw("a.followers_count"),
   followingCount: raw("a.following_count"),
   noteCount: raw("a.notes_count"),
@@ -196,9 +199,9 @@ const DRIVE_FILE: Record<string, SqlOf> = {
   mime: raw("f.mime"),
   size: raw("f.size"),
   nsfw: raw("f.nsfw"),
-  url: fileUrlSql("f.id"),
+  url: fileUrlOf("f.id"),
   thumbnail: (env) =>
-    Prisma.sql`CASE WHEN f.thumbnail_size IS NULL THEN NULL ELSE ${fileUrlSql("f.id", "/thumbnail")(env)} END`,
+    Prisma.sql`CASE WHEN f.thumbnail_size IS NULL THEN NULL ELSE ${fileUrlOf("f.id", "/thumbnail")(env)} END`,
 };
 
 /** A document's fragments, and the variables of the request its plan is for. */
@@ -474,9 +477,7 @@ function statement(plan: CompiledPage, env: Env, page: Prisma.Sql): Prisma.Sql {
     SELECT p.id, ${plan.node(env)}::text AS node
     FROM page p JOIN accounts a ON a.id = p.author_id
     LEFT JOIN LATERAL (
-      SELECT sum(e.total) AS total ${byEmoji} FROM (
-        SELECT emoji, sum(count)::int AS total FROM note_reaction_counts
-        WHERE note_id = p.id GROUP BY emoji HAVING sum(count) > 0) e
+      SELECT sum(e.total) AS total ${byEmoji} FROM (${countsByEmoji(Prisma.sql`p.id`)}) e
     ) c ON true
     ORDER BY p.id DESC`;
 }
@@ -517,17 +518,14 @@ export async function answerPage(ctx: Context, plan: CompiledPage): Promise<stri
       );
       json = `[${edges.join(",")}]`;
     } else {
-      const info = value.fields.map(({ key, value: name }) => {
-        const of: Record<PageInfoField, string> = {
-          hasNextPage: String(hasNextPage),
-          hasPreviousPage: "false",
-          startCursor: cursor(items[0]),
-          endCursor: cursor(items[items.length - 1]),
-          __typename: '"PageInfo"',
-        };
-        return `"${key}":${of[name]}`;
-      });
-      json = `{${info.join(",")}}`;
+      const of: Record<PageInfoField, string> = {
+        hasNextPage: String(hasNextPage),
+        hasPreviousPage: "false",
+        startCursor: cursor(items[0]),
+        endCursor: cursor(items[items.length - 1]),
+        __typename: '"PageInfo"',
+      };
+      json = `{${value.fields.map(({ key, value: name }) => `"${key}":${of[name]}`).join(",")}}`;
     }
     return `"${key}":${json}`;
   });

@@ -50,10 +50,17 @@ export function reactionColumns(noteId: Prisma.Sql, viewerId: bigint | undefined
         ? Prisma.sql`NULL::json`
         : Prisma.sql`(SELECT ${reactionJson("o")} FROM reactions o WHERE o.note_id = ${noteId} AND o.account_id = ${viewerId})`
     } AS "ownReaction",
-    COALESCE((SELECT json_object_agg(c.emoji, c.total) FROM (
-        SELECT emoji, sum(count)::int AS total FROM note_reaction_counts
-        WHERE note_id = ${noteId} GROUP BY emoji HAVING sum(count) > 0) c),
+    COALESCE((SELECT json_object_agg(c.emoji, c.total) FROM (${countsByEmoji(noteId)}) c),
       '{}') AS "reactionCounts"`;
+}
+
+/**
+ * The note's reaction count by emoji, rows `(emoji, total)`, summed over the rows the triggers
+ * keep per emoji; an emoji nobody uses any more is absent.
+ */
+export function countsByEmoji(noteId: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`SELECT emoji, sum(count)::int AS total FROM note_reaction_counts
+    WHERE note_id = ${noteId} GROUP BY emoji HAVING sum(count) > 0`;
 }
 
 interface ReactionJson {

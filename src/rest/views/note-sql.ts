@@ -4,18 +4,13 @@
 // been most of the server's CPU per page, and more per note than PostgreSQL's own work for it
 // (bench/README.md). test/note-sql.test.ts holds every note it writes equal to fullNoteView's.
 import { Prisma, queryRows } from "../../db/client.ts";
-import type { Context } from "../../domain/context.ts";
-import { REACTIONS_SHOWN } from "../../domain/reactions/shown.ts";
+import { fileUrlSql, isoTimeSql } from "../../domain/drive/urls.ts";
+import { countsByEmoji, REACTIONS_SHOWN } from "../../domain/reactions/shown.ts";
 import { optionalAccount } from "../../domain/sessions/caller.ts";
 import type { NoteLoader } from "../../domain/timelines/page.ts";
 
 /** A FullNote as JSON text, ready to send. */
 export type FullNoteJson = string & { readonly fullNote: unique symbol };
-
-/** fileUrl (src/domain/drive/urls.ts) in SQL: "" for none. */
-function fileUrlSql(ctx: Context, id: Prisma.Sql): Prisma.Sql {
-  return Prisma.sql`CASE WHEN ${id} IS NULL THEN '' ELSE ${ctx.config.publicUrl} || '/files/' || ${id}::text END`;
-}
 
 /**
  * The reactions shownReactions picks: the newest REACTIONS_SHOWN, or, when the caller's own is
@@ -47,24 +42,23 @@ export const fullNotesJson: NoteLoader<FullNoteJson> = async (ctx, page) => {
     SELECT json_strip_nulls(json_build_object(
       'id', p.id::text, 'content', p.content, 'cw_comment', p.cw_comment, 'visibility', p.visibility,
       'send_to', p.send_to_id::text,
-      'created_at', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'created_at', ${isoTimeSql(Prisma.sql`p.created_at`)},
       'attachment_files', COALESCE((SELECT json_agg(json_build_object('id', f.id::text, 'filename', f.name,
-          'content_type', f.mime, 'url', ${fileUrlSql(ctx, Prisma.sql`f.id`)}, 'blur', NULLIF(f.blurhash, ''),
+          'content_type', f.mime, 'url', ${fileUrlSql(ctx.config, Prisma.sql`f.id`)}, 'blur', NULLIF(f.blurhash, ''),
           'nsfw', f.nsfw) ORDER BY x.position)
         FROM note_attachments x JOIN drive_files f ON f.id = x.file_id WHERE x.note_id = p.id), '[]'),
       'renote_id', p.renote_id::text, 'reply_to', p.reply_to_id::text,
       'reactions', CASE WHEN c.total IS NULL THEN '[]'::json ELSE ${shownReactionsSql(Prisma.sql`p.id`, viewerId)} END,
       'reaction_count', COALESCE(c.total, 0), 'reaction_counts', COALESCE(c.counts, '{}'),
       'author', json_build_object('id', a.id::text, 'name', '@' || a.name || '@' || ${ctx.config.localHost},
-        'display_name', a.nickname, 'bio', a.bio, 'avatar', ${fileUrlSql(ctx, Prisma.sql`a.avatar_file_id`)},
-        'header', ${fileUrlSql(ctx, Prisma.sql`a.header_file_id`)}, 'followed_count', a.followers_count,
+        'display_name', a.nickname, 'bio', a.bio, 'avatar', ${fileUrlSql(ctx.config, Prisma.sql`a.avatar_file_id`)},
+        'header', ${fileUrlSql(ctx.config, Prisma.sql`a.header_file_id`)}, 'followed_count', a.followers_count,
         'following_count', a.following_count)
     ))::text AS note
     FROM page p JOIN accounts a ON a.id = p.author_id
     LEFT JOIN LATERAL (
-      SELECT sum(e.total) AS total, json_object_agg(e.emoji, e.total) AS counts FROM (
-        SELECT emoji, sum(count)::int AS total FROM note_reaction_counts
-        WHERE note_id = p.id GROUP BY emoji HAVING sum(count) > 0) e
+      SELECT sum(e.total) AS total, json_object_agg(e.emoji, e.total) AS counts
+      FROM (${countsByEmoji(Prisma.sql`p.id`)}) e
     ) c ON true
     ORDER BY p.id DESC`,
   );
