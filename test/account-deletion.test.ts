@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountGone, type Prisma } from "../src/db/client.ts";
 import { INLINE_BATCHES, runDeletions, startDeletionWorker } from "../src/domain/accounts/deletion.ts";
+import type { Context } from "../src/domain/context.ts";
 import { notify } from "../src/domain/notifications/notify.ts";
+import { react } from "../src/domain/reactions/service.ts";
 import { answerFor } from "../src/rest/errors.ts";
 import * as act from "./support/actions.ts";
 import { account, PASSPHRASE, type TestAccount, uploadFile } from "./support/fixtures.ts";
@@ -397,6 +399,10 @@ describe("writes racing the deletion", () => {
       expect(accountGone(err), what).toBe(true);
       expect(answerFor(err), what).toMatchObject({ status: 404, code: "ACCOUNT_NOT_FOUND" });
     }
+    // A reaction checks in its own statement: the caller's token was read before the deletion.
+    const gone = await db.account.findUniqueOrThrow({ where: { id: v } });
+    const ctx = { ...server.services, caller: { account: { ...gone, deletedAt: null, frozen: false } } } as Context;
+    await expect(react(ctx, note.id, "👍")).rejects.toMatchObject({ code: "INVALID_TOKEN", credentials: true });
     // In a transaction (a follow's, with its counters and notice), the domain's own error.
     await expect(
       db.$transaction((tx) => tx.follow.create({ data: { followerId: o, followeeId: v } })),

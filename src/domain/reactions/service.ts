@@ -20,18 +20,23 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
   // Seeing the note, the block, the reaction and its notice in one statement, atomic on its own:
   // a viral note takes reactions from many accounts at once, and a transaction held over round
   // trips would make them queue. Its counts are kept by the reactions' triggers, in the same
-  // statement.
-  let outcome: { visible: boolean; blocked: boolean; reacted: boolean };
+  // statement. So is the check that the caller's account is alive: its row locked KEY SHARE and
+  // read before the insert (what refuse_deleted_accounts does for other tables, migration
+  // 20261125060000), so a deletion's last batch either waits for the reaction and removes it, or
+  // the reaction waits for the batch and sees the account deleted.
+  let outcome: { visible: boolean; blocked: boolean; reacted: boolean; alive: boolean };
   try {
     [outcome] = await ctx.db.$queryRaw<(typeof outcome)[]>`
-      WITH target AS (
+      WITH reactor AS (
+        SELECT a.id FROM accounts a WHERE a.id = ${caller.id} AND a.deleted_at IS NULL FOR KEY SHARE
+      ), target AS (
         SELECT n.id, n.author_id FROM notes n WHERE n.id = ${id} AND ${audienceSql(caller)} ${unfrozenSql(caller)}
       ), blocked AS (
         SELECT EXISTS (SELECT FROM blocks b JOIN target t ON b.blocker_id = t.author_id
           WHERE b.blocked_id = ${caller.id}) AS yes
       ), reacted AS (
         INSERT INTO reactions (id, note_id, account_id, emoji)
-        SELECT ${ctx.ids.next()}, t.id, ${caller.id}, ${emoji} FROM target t WHERE NOT (SELECT yes FROM blocked)
+        SELECT ${ctx.ids.next()}, t.id, r.id, ${emoji} FROM target t, reactor r WHERE NOT (SELECT yes FROM blocked)
         ON CONFLICT (note_id, account_id) DO NOTHING
         RETURNING note_id
       ), notified AS (
@@ -40,11 +45,13 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
         FROM reacted r JOIN target t ON t.id = r.note_id WHERE ${notifiableSql(Prisma.sql`t.author_id`, caller.id)}
       )
       SELECT EXISTS (SELECT FROM target) AS visible, (SELECT yes FROM blocked) AS blocked,
-        EXISTS (SELECT FROM reacted) AS reacted`;
+        EXISTS (SELECT FROM reacted) AS reacted, EXISTS (SELECT FROM reactor) AS alive`;
   } catch (err) {
     if (foreignKeyViolation(err)) throw new DomainError("NOTE_NOT_FOUND"); // deleted meanwhile
     throw err;
   }
+  // Deleted since its token was read: the token is one of a deleted account's (CONTRACT 13).
+  if (!outcome.alive) throw new DomainError("INVALID_TOKEN", { credentials: true });
   if (!outcome.visible) throw new DomainError("NOTE_NOT_FOUND");
   if (outcome.blocked) throw new DomainError("YOU_ARE_BLOCKED");
   if (!outcome.reacted) throw new DomainError("ALREADY_REACTED");
