@@ -7,8 +7,10 @@ import { describe, expect, it } from "vitest";
 import { type LiveEvent, LiveStream, MAX_QUEUED } from "../../src/domain/live/stream.ts";
 import { eventFrame, writeEvents } from "../../src/http/sse.ts";
 
-const deleted = (id: number): LiveEvent => ({ event: "delete", id: BigInt(id) });
-const note = (id: number) => ({ event: "note", id: BigInt(id) }) as unknown as LiveEvent;
+// An event's position in the journal: its transaction's xid, here its id, then a row number.
+const at = (xid: number, seq = 1) => ({ xid: BigInt(xid), seq: BigInt(seq) });
+const deleted = (id: number, xid = id): LiveEvent => ({ event: "delete", id: BigInt(id), at: at(xid, 2) });
+const note = (id: number, xid = id) => ({ event: "note", id: BigInt(id), at: at(xid) }) as unknown as LiveEvent;
 
 /** A response that takes writes without sending them: what a client that stopped reading leaves. */
 class StalledResponse extends EventEmitter {
@@ -30,9 +32,8 @@ class StalledResponse extends EventEmitter {
 }
 
 describe("LiveStream", () => {
-  it("sends a replay first, then what was heard meanwhile, each event once", async () => {
+  it("sends a replay first, then what was heard meanwhile", async () => {
     const stream = new LiveStream("home", undefined, "127.0.0.1");
-    stream.push(note(2));
     stream.push(deleted(9));
     stream.push(note(3));
     stream.replay([note(1), note(2)]);
@@ -45,15 +46,18 @@ describe("LiveStream", () => {
     expect(stream.ended).toBe("closed");
   });
 
-  it("leaves out a replayed event whose notice is heard only after the replay (a slow NOTIFY)", () => {
-    const stream = new LiveStream("home", undefined, "127.0.0.1");
-    stream.replay([note(1), note(2)]);
+  it("leaves out what a resumed client had: events at or before its position, whatever their ids", () => {
+    const stream = new LiveStream("home", undefined, "127.0.0.1", undefined, undefined, at(5));
     const seen: string[] = [];
     stream.attach((event) => seen.push(`${event.event}:${event.id}`));
-    stream.push(note(2));
-    stream.push(note(3));
-    stream.push(deleted(2));
-    expect(seen).toEqual(["note:1", "note:2", "note:3", "delete:2"]);
+    stream.push(note(4));
+    stream.push(note(5));
+    // A lower id that committed later: after the position.
+    stream.push(note(3, 6));
+    stream.push(note(7));
+    stream.push(deleted(4));
+    stream.push(deleted(5, 8));
+    expect(seen).toEqual(["note:3", "note:7", "delete:5"]);
   });
 
   it(`ends a stream whose reader falls more than ${MAX_QUEUED} events behind`, () => {

@@ -1,10 +1,12 @@
-// The live streams of one instance (CONTRACT 12) and what PostgreSQL announces to it on
-// murmur_live (migration 20261124200000_live_events), whichever instance wrote it. Each
-// announced note is loaded once, and one statement asks every stream's timeline rule of it at
-// once (the timelines' own rules, a viewer per row), however many streams are open.
+// The live streams of one instance (CONTRACT 12) and the live events' journal that every
+// instance reads in the same order (src/domain/live/journal.ts), whichever instance wrote them:
+// NOTIFY murmur_live only wakes it. Each note read is loaded once, and one statement asks every
+// stream's timeline rule of it at once (the timelines' own rules, a viewer per row), however many
+// streams are open.
 
 import { Prisma } from "../../db/client.ts";
 import { Listener } from "../../db/listener.ts";
+import { RepeatedFailure } from "../../log.ts";
 import { PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
 import type { Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
@@ -12,35 +14,63 @@ import { listRule } from "../lists/service.ts";
 import { ACCOUNT_CHANGES_CHANNEL } from "../sessions/caller-cache.ts";
 import { notesSelectedBy } from "../timelines/page.ts";
 import { globalRule, homeRule } from "../timelines/service.ts";
+import { BATCH, type JournalEvent, journalHorizon, type Position, pruneJournal, readJournal } from "./journal.ts";
 import type { EndReason, LiveStream } from "./stream.ts";
 
 const LIVE_CHANNEL = "murmur_live";
 /** Streams one account may hold open on an instance, and one IP without credentials. */
 export const MAX_STREAMS = 20;
+/** How soon the journal is read again while an older transaction holds events back. */
+const HELD_BACK_MS = 20;
+/** How often it is read all the same (a wake-up missed while the listener reconnected). */
+const POLL_MS = 1_000;
+const PRUNE_MS = 10 * 60_000;
 
 export class LiveHub {
   private readonly streams = new Set<LiveStream>();
   private readonly listener: Listener;
-  // Announcements are handled one after another: each stream gets its events in commit order.
-  private handling = Promise.resolve();
-  private readonly pending: string[] = [];
+  /**
+   * Every event up to here was read and sent to the streams open then; unset while no stream is
+   * open (the journal is not read then) until the next one opens.
+   */
+  private cursor?: Position;
+  // Reads, openings and account changes run one after another: each stream gets its events in
+  // the journal's order, and a stream opens between two reads, at a known position.
+  private work: Promise<unknown> = Promise.resolve();
+  private readQueued = false;
+  private readonly timers: NodeJS.Timeout[];
+  private readonly failures: RepeatedFailure;
 
   constructor(
     private readonly services: Services,
     databaseUrl: string,
   ) {
+    this.failures = new RepeatedFailure(services.log, "live events not read");
     this.listener = new Listener(
       databaseUrl,
       [LIVE_CHANNEL, ACCOUNT_CHANGES_CHANNEL],
       {
-        notification: (channel, payload) => this.heard(channel, payload),
-        // Whatever was announced meanwhile is lost to the streams: they end, and their clients
-        // resume with Last-Event-ID, missing nothing.
-        lost: () => this.endAll("missed"),
+        notification: (channel, payload) =>
+          channel === LIVE_CHANNEL ? this.wake() : void this.serially(() => this.accountChanged(payload)),
+        // What was announced while it did not listen is in the journal all the same.
+        listening: () => this.wake(),
       },
       services.log,
     );
     this.listener.listen();
+    this.timers = [
+      setInterval(() => this.wake(), POLL_MS),
+      setInterval(
+        () => void pruneJournal(services.db).catch((err) => services.log.warn({ err }, "live journal not pruned")),
+        PRUNE_MS,
+      ),
+    ];
+    for (const timer of this.timers) timer.unref();
+  }
+
+  /** The primary, where the journal is read. */
+  get db() {
+    return this.services.db;
   }
 
   /** Streams open now. */
@@ -48,14 +78,26 @@ export class LiveHub {
     return this.streams.size;
   }
 
-  /** Adds a stream, unless its account (or, without one, its IP) holds MAX_STREAMS here already. */
-  add(stream: LiveStream): void {
-    const same = [...this.streams].filter((s) =>
-      stream.viewer ? s.viewer?.id === stream.viewer.id : !s.viewer && s.ip === stream.ip,
-    );
-    if (same.length >= MAX_STREAMS) throw new DomainError("RATE_LIMITED");
-    this.streams.add(stream);
-    stream.onEnd(() => this.streams.delete(stream));
+  /**
+   * Adds a stream, unless its account (or, without one, its IP) holds MAX_STREAMS here already.
+   * Returns the position from which it is sent events as they are read: what came before is a
+   * resumed stream's replay.
+   */
+  add(stream: LiveStream): Promise<Position> {
+    return this.serially(async () => {
+      const same = [...this.streams].filter((s) =>
+        stream.viewer ? s.viewer?.id === stream.viewer.id : !s.viewer && s.ip === stream.ip,
+      );
+      if (same.length >= MAX_STREAMS) throw new DomainError("RATE_LIMITED");
+      this.cursor ??= await journalHorizon(this.services.db);
+      this.streams.add(stream);
+      stream.onEnd(() => {
+        this.streams.delete(stream);
+        if (!this.streams.size) this.cursor = undefined;
+      });
+      this.wake();
+      return this.cursor;
+    });
   }
 
   endAll(reason: EndReason): void {
@@ -63,49 +105,67 @@ export class LiveHub {
   }
 
   async close(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
     this.endAll("shutdown");
     await this.listener.close();
-    await this.handling;
+    await this.work.catch(() => {});
   }
 
-  private heard(channel: string, payload: string): void {
-    if (!this.streams.size) return;
-    this.pending.push(channel === LIVE_CHANNEL ? payload : `a:${payload}`);
-    if (this.pending.length === 1) this.handling = this.handling.then(() => this.handlePending());
+  private serially<T>(step: () => Promise<T>): Promise<T> {
+    const done = this.work.then(step);
+    this.work = done.catch(() => {});
+    return done;
   }
 
-  /**
-   * What was heard while the last batch was handled, in one go: one announcement a note, at 50
-   * notes/s, would each wait for the statements of those before it. Runs of the same kind are
-   * merged (notes created one by one are asked of together), in the order heard.
-   */
-  private async handlePending(): Promise<void> {
-    const batch = this.pending.splice(0);
-    const runs: { kind: string; items: string[] }[] = [];
-    for (const payload of batch) {
-      const kind = payload[0];
-      const items = payload.slice(2).split(",");
-      const last = runs.at(-1);
-      if (last?.kind === kind) last.items.push(...items);
-      else runs.push({ kind, items });
+  /** Reads the journal soon, once however often it is asked meanwhile; not while no stream is open. */
+  private wake(): void {
+    if (!this.streams.size || this.readQueued) return;
+    this.readQueued = true;
+    void this.serially(async () => {
+      this.readQueued = false;
+      await this.read();
+    });
+  }
+
+  /** Sends the events read since the cursor, runs of one kind together, in the journal's order. */
+  private async read(): Promise<void> {
+    for (;;) {
+      if (!this.cursor) return;
+      let read: Awaited<ReturnType<typeof readJournal>>;
+      try {
+        read = await readJournal(this.services.db, this.cursor);
+        this.failures.succeeded();
+      } catch (err) {
+        this.failures.failed(err);
+        return;
+      }
+      const { events, horizon, waiting } = read;
+      for (let i = 0; i < events.length; ) {
+        let j = i + 1;
+        while (j < events.length && events[j].kind === events[i].kind) j++;
+        const run = events.slice(i, j);
+        await this.announced(run).catch((err) => this.services.log.warn({ err }, "live update not delivered"));
+        if (this.cursor) this.cursor = run[run.length - 1].at;
+        i = j;
+      }
+      if (events.length === BATCH) continue;
+      // Every event below the horizon was read.
+      if (this.cursor && horizon.xid > this.cursor.xid) this.cursor = horizon;
+      if (waiting) setTimeout(() => this.wake(), HELD_BACK_MS).unref();
+      return;
     }
-    for (const { kind, items } of runs) {
-      await this.announced(kind, items).catch((err) => this.services.log.warn({ err }, "live update not delivered"));
-    }
   }
 
-  private async announced(kind: string, items: string[]): Promise<void> {
-    switch (kind) {
+  private async announced(run: JournalEvent[]): Promise<void> {
+    switch (run[0].kind) {
       case "n":
-        return this.notesCreated(items.map(BigInt));
+        return this.notesCreated(run);
       case "d":
-        return this.notesDeleted(items.map((item) => item.split(".")));
+        return this.notesDeleted(run);
       case "N":
-        return this.notificationsCreated(items.map((item) => item.split(".").map(BigInt)));
+        return this.notificationsCreated(run);
       case "A":
-        return this.announcementsCreated(items.map(BigInt));
-      case "a":
-        for (const item of items) await this.accountChanged(item);
+        return this.announcementsCreated(run);
     }
   }
 
@@ -113,7 +173,7 @@ export class LiveHub {
     return [...this.streams].filter((s) => s.kind === kind);
   }
 
-  private async notesCreated(ids: bigint[]): Promise<void> {
+  private async notesCreated(run: JournalEvent[]): Promise<void> {
     const [global, home, lists] = [this.of("global"), this.of("home"), this.of("list")];
     if (!global.length && !home.length && !lists.length) return;
     const homeViewers = [...new Set(home.map((s) => s.viewer?.id as bigint))];
@@ -124,7 +184,7 @@ export class LiveHub {
         ARRAY(SELECT s.k FROM unnest(${lists.map((s) => s.viewer?.id)}::bigint[], ${lists.map((s) => s.listId)}::bigint[],
             ${lists.map((_, k) => k)}::int[]) AS s(v, l, k)
           WHERE ${listRule(Prisma.sql`s.l`, viewer)}) AS lists
-      FROM notes n WHERE n.id = ANY(${ids}::bigint[]) ORDER BY n.id`;
+      FROM notes n WHERE n.id = ANY(${run.map((e) => e.refId)}::bigint[])`;
     const shown = rows.filter((r) => r.global || r.home.length || r.lists.length);
     if (!shown.length) return;
     const notes = await notesSelectedBy(
@@ -132,10 +192,12 @@ export class LiveHub {
       Prisma.sql`SELECT n.* FROM notes n WHERE n.id = ANY(${shown.map((r) => r.id)}::bigint[])`,
     );
     const byId = new Map(notes.map((n) => [n.id, n]));
-    for (const row of shown) {
-      const note = byId.get(row.id);
-      if (!note) continue;
-      const event = { event: "note", id: row.id, note } as const;
+    const rules = new Map(shown.map((r) => [r.id, r]));
+    for (const { at, refId } of run) {
+      const note = byId.get(refId);
+      const row = rules.get(refId);
+      if (!note || !row) continue;
+      const event = { event: "note", id: refId, note, at } as const;
       if (row.global) for (const s of global) s.push(event);
       const viewers = new Set(row.home);
       for (const s of home) if (viewers.has(s.viewer?.id as bigint)) s.push(event);
@@ -148,38 +210,44 @@ export class LiveHub {
    * that may have shown it, global streams for a public note, every home and list stream unless
    * it was direct (an id tells nothing of a note one did not see).
    */
-  private async notesDeleted(items: string[][]): Promise<void> {
-    for (const [id, , visibility] of items) {
-      const event = { event: "delete", id: BigInt(id) } as const;
+  private async notesDeleted(run: JournalEvent[]): Promise<void> {
+    for (const { at, refId, detail } of run) {
+      const visibility = detail?.split(".")[1];
       if (visibility === "direct") continue;
+      const event = { event: "delete", id: refId, at } as const;
       for (const s of this.streams) {
         if (s.kind === "home" || s.kind === "list" || (s.kind === "global" && visibility === "public")) s.push(event);
       }
     }
   }
 
-  private async notificationsCreated(items: bigint[][]): Promise<void> {
+  private async notificationsCreated(run: JournalEvent[]): Promise<void> {
     const streams = this.of("notifications");
-    const recipients = new Set(streams.map((s) => s.viewer?.id));
-    const ids = items.filter(([, recipient]) => recipients.has(recipient)).map(([id]) => id);
-    if (!ids.length) return;
+    const recipients = new Set(streams.map((s) => s.viewer?.id.toString()));
+    const heard = run.filter((e) => e.detail !== null && recipients.has(e.detail));
+    if (!heard.length) return;
     const found = await this.services.db.notification.findMany({
-      where: { id: { in: ids } },
-      orderBy: { id: "asc" },
+      where: { id: { in: heard.map((e) => e.refId) } },
       include: { actor: { select: PUBLIC_ACCOUNT_SELECT } },
     });
-    for (const notification of found) {
-      const event = { event: "notification", id: notification.id, notification } as const;
+    const byId = new Map(found.map((n) => [n.id, n]));
+    for (const { at, refId } of heard) {
+      const notification = byId.get(refId);
+      if (!notification) continue;
+      const event = { event: "notification", id: refId, notification, at } as const;
       for (const s of streams) if (s.viewer?.id === notification.recipientId) s.push(event);
     }
   }
 
-  private async announcementsCreated(ids: bigint[]): Promise<void> {
+  private async announcementsCreated(run: JournalEvent[]): Promise<void> {
     const streams = this.of("notifications");
     if (!streams.length) return;
-    const found = await this.services.db.announcement.findMany({ where: { id: { in: ids } }, orderBy: { id: "asc" } });
-    for (const a of found) {
-      const event = { event: "announcement", id: a.id, announcement: { ...a, unread: true } } as const;
+    const found = await this.services.db.announcement.findMany({ where: { id: { in: run.map((e) => e.refId) } } });
+    const byId = new Map(found.map((a) => [a.id, a]));
+    for (const { at, refId } of run) {
+      const a = byId.get(refId);
+      if (!a) continue;
+      const event = { event: "announcement", id: refId, announcement: { ...a, unread: true }, at } as const;
       for (const s of streams) s.push(event);
     }
   }

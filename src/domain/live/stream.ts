@@ -7,14 +7,17 @@ import type { PublicAccount } from "../accounts/service.ts";
 import type { NoteView } from "../notes/service.ts";
 import type { AnnouncementView } from "../notifications/service.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
+import { isAfter, type Position } from "./journal.ts";
 
 export type StreamKind = "home" | "global" | "list" | "notifications";
 
-export type LiveEvent =
+/** An event, and its position in the journal (src/domain/live/journal.ts). */
+export type LiveEvent = { at: Position } & (
   | { event: "note"; id: bigint; note: NoteView }
   | { event: "delete"; id: bigint }
   | { event: "notification"; id: bigint; notification: Notification & { actor: PublicAccount | null } }
-  | { event: "announcement"; id: bigint; announcement: AnnouncementView };
+  | { event: "announcement"; id: bigint; announcement: AnnouncementView }
+);
 
 /** Why a stream ended: the client may reconnect (with Last-Event-ID) after any of them. */
 export type EndReason = "closed" | "expired" | "revoked" | "frozen" | "slow" | "shutdown" | "missed";
@@ -28,8 +31,6 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
   private endedBy?: EndReason;
   private readonly endings: ((reason: EndReason) => void)[] = [];
   private sink?: (event: LiveEvent) => void;
-  /** What replay() sent, as `event:id`. */
-  private replayed?: Set<string>;
 
   constructor(
     readonly kind: StreamKind,
@@ -38,6 +39,8 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
     readonly listId?: bigint,
     /** When its credentials were issued: it ends when its account's tokens are revoked after. */
     readonly issuedAt?: Date,
+    /** Where a resumed stream's client stood: it had every event up to there. */
+    readonly after?: Position,
   ) {}
 
   get ended(): EndReason | undefined {
@@ -45,9 +48,8 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
   }
 
   push(event: LiveEvent): void {
-    if (this.endedBy) return;
-    // Heard late (its notice came after the replay had read it): sent already.
-    if (event.event !== "delete" && this.replayed?.has(`${event.event}:${event.id}`)) return;
+    // Read by this instance later than by the one the client resumed from: sent already.
+    if (this.endedBy || (this.after && !isAfter(event.at, this.after))) return;
     if (this.sink) {
       this.sink(event);
       return;
@@ -58,14 +60,11 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
   }
 
   /**
-   * Puts what the client missed (oldest first) before the events heard meanwhile, leaving out
-   * those the replay holds already, now or when heard later: no gap, no duplicate.
+   * Puts what the client missed (oldest first) before the events heard meanwhile: the replay
+   * ends where the live events begin (LiveHub.add), so there is no gap and no duplicate.
    */
   replay(missed: LiveEvent[]): void {
-    const replayed = new Set(missed.map((e) => `${e.event}:${e.id}`));
-    this.queue = [...missed, ...this.queue.filter((e) => e.event === "delete" || !replayed.has(`${e.event}:${e.id}`))];
-    // Kept for events heard after this (at most a replay page of keys, resumed streams only).
-    this.replayed = replayed;
+    this.queue = [...missed, ...this.queue];
     this.wake?.();
   }
 

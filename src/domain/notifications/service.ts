@@ -19,8 +19,8 @@ export interface NotificationsQuery {
   beforeId?: string;
   /** One notification more than `limit`, to tell whether there is a next page. */
   peek?: boolean;
-  /** Only those newer than this id, REPLAY_PAGE at most: what a live stream missed (CONTRACT 12). */
-  afterId?: bigint;
+  /** Only these, read or not: what a resumed live stream missed (CONTRACT 12), REPLAY_PAGE at most. */
+  ids?: bigint[];
 }
 
 export interface AnnouncementView extends Announcement {
@@ -35,8 +35,8 @@ export interface NotificationsPage {
 
 export async function listNotifications(ctx: Context, query: NotificationsQuery): Promise<NotificationsPage> {
   const caller = requireAccount(ctx);
-  const limit = query.afterId === undefined ? (query.limit ?? 30) : REPLAY_PAGE;
-  if (query.afterId === undefined && (!Number.isInteger(limit) || limit < 1 || limit > 50)) {
+  const limit = query.ids === undefined ? (query.limit ?? 30) : REPLAY_PAGE;
+  if (query.ids === undefined && (!Number.isInteger(limit) || limit < 1 || limit > 50)) {
     throw new DomainError("INVALID_REQUEST");
   }
   let after = new Date(0);
@@ -45,7 +45,7 @@ export async function listNotifications(ctx: Context, query: NotificationsQuery)
     if (Number.isNaN(after.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(query.after))
       throw new DomainError("INVALID_REQUEST");
   }
-  const includeRead = query.includeRead ?? false;
+  const includeRead = query.includeRead ?? query.ids !== undefined;
   const before = parseBeforeId(query.beforeId);
   const [notifications, announcements] = await Promise.all([
     ctx.db.notification.findMany({
@@ -53,13 +53,13 @@ export async function listNotifications(ctx: Context, query: NotificationsQuery)
         recipientId: caller.id,
         createdAt: { gte: after },
         ...(includeRead ? {} : { readAt: null }),
-        id: { lt: before, gt: query.afterId },
+        id: { lt: before, in: query.ids },
       },
       orderBy: { id: "desc" },
       take: limit + (query.peek ? 1 : 0),
       include: { actor: { select: PUBLIC_ACCOUNT_SELECT } },
     }),
-    before === undefined ? announcementsSince(ctx, caller.id, after, includeRead, limit, query.afterId) : [],
+    before === undefined ? announcementsSince(ctx, caller.id, after, includeRead, limit, query.ids) : [],
   ]);
   return { notifications: timelinePage(before, notifications), announcements };
 }
@@ -71,12 +71,12 @@ async function announcementsSince(
   after: Date,
   includeRead: boolean,
   limit: number,
-  afterId: bigint | undefined,
+  ids: bigint[] | undefined,
 ): Promise<AnnouncementView[]> {
   const announcements = await ctx.db.announcement.findMany({
     where: {
       createdAt: { gte: after },
-      id: { gt: afterId },
+      id: { in: ids },
       ...(includeRead ? {} : { reads: { none: { accountId: callerId } } }),
     },
     orderBy: { id: "desc" },

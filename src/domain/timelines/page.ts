@@ -27,10 +27,10 @@ export interface TimelineQuery {
   /** Notes per page, at most PAGE + 1 (GraphQL asks one more to know if there is a next page). */
   limit?: number;
   /**
-   * Only notes newer than this id, at most REPLAY_PAGE of the newest: what a live stream
-   * resumed after it missed (CONTRACT 12).
+   * Only notes for which this holds, at most REPLAY_PAGE of the newest: what a live stream
+   * resumed after it missed (CONTRACT 12; src/domain/live/journal.ts).
    */
-  afterId?: bigint;
+  missed?: Prisma.Sql;
 }
 
 export const REPLAY_PAGE = 100;
@@ -120,7 +120,7 @@ function noteConditions(before: bigint | undefined, query: TimelineQuery): Prism
   return Prisma.join(
     [
       before === undefined ? Prisma.empty : Prisma.sql`AND n.id < ${before}`,
-      query.afterId === undefined ? Prisma.empty : Prisma.sql`AND n.id > ${query.afterId}`,
+      query.missed === undefined ? Prisma.empty : Prisma.sql`AND ${query.missed}`,
       query.hasAttachment
         ? Prisma.sql`AND EXISTS (SELECT 1 FROM note_attachments x WHERE x.note_id = n.id)`
         : Prisma.empty,
@@ -135,7 +135,7 @@ function noteConditions(before: bigint | undefined, query: TimelineQuery): Prism
 
 /** The page size as SQL text: an integer of ours, at most PAGE + 1 (REPLAY_PAGE for a replay). */
 function pageLimit(query: TimelineQuery): Prisma.Sql {
-  const most = query.afterId === undefined ? PAGE + 1 : REPLAY_PAGE;
+  const most = query.missed === undefined ? PAGE + 1 : REPLAY_PAGE;
   return Prisma.raw(String(Math.max(1, Math.min(Math.trunc(query.limit ?? PAGE), most))));
 }
 

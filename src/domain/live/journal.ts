@@ -1,0 +1,139 @@
+// The live events' journal (CONTRACT 12; migration 20261126150000_live_journal): what streams
+// show, each event at a position (the writing transaction's xid, then the row's seq) that every
+// instance reads in the same order. Rows are read only below the horizon, the oldest
+// transaction still running: below it every transaction has ended, so once a position is read
+// nothing can still appear before it. A stream that resumes after a position therefore misses
+// nothing and repeats nothing, however its notes' ids (minted before commit) are ordered.
+import { type Db, Prisma } from "../../db/client.ts";
+
+export interface Position {
+  xid: bigint;
+  seq: bigint;
+}
+
+export interface JournalEvent {
+  at: Position;
+  kind: "n" | "d" | "N" | "A";
+  refId: bigint;
+  detail: string | null;
+}
+
+/** Whether `a` comes after `b`. */
+export function isAfter(a: Position, b: Position): boolean {
+  return a.xid > b.xid || (a.xid === b.xid && a.seq > b.seq);
+}
+
+/** A position as SQL: a row to compare `(e.xid, e.seq)` with. */
+export function positionSql(at: Position): Prisma.Sql {
+  return Prisma.sql`(${at.xid.toString()}::text::xid8, ${at.seq}::bigint)`;
+}
+
+/** Events of the journal `e` after `after`, up to `upTo` included. */
+function between(after: Position, upTo: Position): Prisma.Sql {
+  return Prisma.sql`(e.xid, e.seq) > ${positionSql(after)} AND (e.xid, e.seq) <= ${positionSql(upTo)}`;
+}
+
+/** Whether note `n` was created after `after`, up to `upTo`: what a resumed stream missed. */
+export function notesCreatedBetween(after: Position, upTo: Position): Prisma.Sql {
+  return Prisma.sql`n.id IN (SELECT e.ref_id FROM live_events e WHERE e.kind = 'n' AND ${between(after, upTo)})`;
+}
+
+/** The notifications of `recipient` and the announcements after `after`, up to `upTo`: the newest `most`. */
+export async function notificationsBetween(
+  db: Db,
+  recipient: bigint,
+  after: Position,
+  upTo: Position,
+  most: number,
+): Promise<JournalEvent[]> {
+  const rows = await db.$queryRaw<RawEvent[]>`
+    SELECT e.xid::text AS xid, e.seq::text AS seq, e.kind, e.ref_id::text AS "refId", e.detail FROM live_events e
+    WHERE ((e.kind = 'N' AND e.detail = ${recipient.toString()}) OR e.kind = 'A') AND ${between(after, upTo)}
+    ORDER BY e.xid DESC, e.seq DESC LIMIT ${most}`;
+  return rows.map(parseEvent);
+}
+
+/** Where each of these notes' creation stands in the journal. */
+export async function positionsOf(db: Db, ids: bigint[]): Promise<Map<bigint, Position>> {
+  const rows = await db.$queryRaw<{ id: bigint; xid: string; seq: string }[]>`
+    SELECT ref_id AS id, xid::text, seq::text FROM live_events WHERE ref_id = ANY(${ids}::bigint[]) AND kind = 'n'`;
+  return new Map(rows.map((r) => [r.id, { xid: BigInt(r.xid), seq: BigInt(r.seq) }]));
+}
+
+/** Rows read in one go: a backlog is read in several. */
+export const BATCH = 500;
+
+/**
+ * The events after `after` below the horizon, oldest first, at most BATCH; `horizon` is where the
+ * next read may start when there are none, and `waiting` says whether events that committed are
+ * held back by an older transaction still running (nothing will announce its end).
+ */
+export async function readJournal(
+  db: Db,
+  after: Position,
+): Promise<{ events: JournalEvent[]; horizon: Position; waiting: boolean }> {
+  const [row] = await db.$queryRaw<{ horizon: string; waiting: boolean; events: RawEvent[] }[]>`
+    SELECT pg_snapshot_xmin(s)::text AS horizon,
+      EXISTS (SELECT 1 FROM live_events e WHERE e.xid >= pg_snapshot_xmin(s)) AS waiting,
+      COALESCE((SELECT json_agg(r ORDER BY r.xid::xid8, r.seq::bigint) FROM (
+        SELECT e.xid::text AS xid, e.seq::text AS seq, e.kind, e.ref_id::text AS "refId", e.detail
+        FROM live_events e
+        WHERE (e.xid, e.seq) > ${positionSql(after)} AND e.xid < pg_snapshot_xmin(s)
+        ORDER BY e.xid, e.seq LIMIT ${BATCH}) r), '[]') AS events
+    FROM pg_current_snapshot() s`;
+  return {
+    events: row.events.map(parseEvent),
+    horizon: { xid: BigInt(row.horizon), seq: 0n },
+    waiting: row.waiting,
+  };
+}
+
+/** The horizon now: every event before it has been written, none after it read yet. */
+export async function journalHorizon(db: Db): Promise<Position> {
+  const [row] = await db.$queryRaw<{ horizon: string }[]>`
+    SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`;
+  return { xid: BigInt(row.horizon), seq: 0n };
+}
+
+/**
+ * Where a stream resumed with Last-Event-ID `id` (a note, notification or announcement it was
+ * sent) stands. An id the journal no longer holds (older than JOURNAL_DAYS) or never held stands
+ * before the first event of a higher id, as ids mostly follow commit order; past every event,
+ * at the horizon.
+ */
+export async function positionOf(db: Db, id: bigint): Promise<Position> {
+  const [sent] = await db.$queryRaw<{ xid: string; seq: string }[]>`
+    SELECT xid::text, seq::text FROM live_events WHERE ref_id = ${id} AND kind <> 'd' ORDER BY seq LIMIT 1`;
+  if (sent) return { xid: BigInt(sent.xid), seq: BigInt(sent.seq) };
+  const [next] = await db.$queryRaw<{ xid: string; seq: string }[]>`
+    SELECT xid::text, seq::text FROM live_events WHERE ref_id > ${id} AND kind <> 'd' ORDER BY ref_id LIMIT 1`;
+  if (next) return { xid: BigInt(next.xid), seq: BigInt(next.seq) - 1n };
+  return journalHorizon(db);
+}
+
+/** How long a resumed stream can find where it stood. */
+export const JOURNAL_DAYS = 2;
+
+/** Forgets events older than JOURNAL_DAYS, a bounded batch at a time. */
+export async function pruneJournal(db: Db): Promise<number> {
+  return db.$executeRaw`
+    DELETE FROM live_events WHERE seq IN (
+      SELECT seq FROM live_events WHERE created_at < now() - make_interval(days => ${JOURNAL_DAYS}) LIMIT 10000)`;
+}
+
+interface RawEvent {
+  xid: string;
+  seq: string;
+  kind: JournalEvent["kind"];
+  refId: string;
+  detail: string | null;
+}
+
+function parseEvent(raw: RawEvent): JournalEvent {
+  return {
+    at: { xid: BigInt(raw.xid), seq: BigInt(raw.seq) },
+    kind: raw.kind,
+    refId: BigInt(raw.refId),
+    detail: raw.detail,
+  };
+}

@@ -1,0 +1,105 @@
+// Resuming a live stream (CONTRACT 12: no gap, no duplicate) when notes commit out of id order:
+// a note's id is minted before its transaction commits, so a note may commit after one with a
+// higher id. Two servers on one database; clients drop and resume on the other one.
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { directAccount, type TestAccount } from "./support/fixtures.ts";
+import { freshDatabase, startTestServer, type TestServer } from "./support/server.ts";
+import { openSse, type SseClient } from "./support/sse.ts";
+
+let servers: TestServer[];
+let urls: string[];
+let alice: TestAccount;
+let bob: TestAccount;
+const open: SseClient[] = [];
+
+beforeAll(async () => {
+  const url = await freshDatabase();
+  const key = randomBytes(32).toString("base64");
+  servers = [
+    await startTestServer({ WORKER_ID: "1", TOKEN_SIGNING_KEY: key }, url),
+    await startTestServer({ WORKER_ID: "2", TOKEN_SIGNING_KEY: key }, url),
+  ];
+  urls = await Promise.all(
+    servers.map(async (s) => {
+      await s.app.listen({ host: "127.0.0.1", port: 0 });
+      return `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`;
+    }),
+  );
+  [alice, bob] = [await directAccount(servers[0], "alice"), await directAccount(servers[0], "bob")];
+}, 60_000);
+
+afterAll(async () => {
+  for (const client of open) client.close();
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+async function stream(server: number, path: string, lastEventId?: string): Promise<SseClient> {
+  const client = await openSse(`${urls[server]}${path}`, lastEventId ? { "last-event-id": lastEventId } : {});
+  expect(client.status).toBe(200);
+  open.push(client);
+  return client;
+}
+
+async function post(who: TestAccount, body: Record<string, unknown>) {
+  const response = await fetch(`${urls[1]}/notes`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${who.token}` },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(201);
+  return (await response.json()) as { id: string };
+}
+
+const noteIds = (client: SseClient) => client.events.filter((e) => e.event === "note").map((e) => e.id as string);
+
+async function until(check: () => boolean, ms = 5_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
+describe("a stream resumed after a note that committed late", () => {
+  it("sends the note with the lower id that committed while the client was away, and nothing twice", async () => {
+    const client = await stream(0, "/streaming/global");
+    const warm = await post(bob, { content: "warm-up" });
+    await client.event(0);
+    // Alice's note waits for her account's row (its counter), its id already minted, while bob's
+    // note (a higher id) commits.
+    const { db } = servers[0].services;
+    let release!: () => void;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holding = db.$transaction(
+      async (tx) => {
+        await tx.$executeRaw`SELECT 1 FROM accounts WHERE id = ${BigInt(alice.id)} FOR UPDATE`;
+        locked();
+        await new Promise<void>((resolve) => (release = resolve));
+      },
+      { timeout: 30_000 },
+    );
+    await isLocked;
+    const late = post(alice, { content: "committed last" });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const early = await post(bob, { content: "committed first" });
+    // What the client saw before it went away: bob's note, or nothing yet.
+    await until(() => noteIds(client).includes(early.id), 1_000);
+    client.close();
+    const lastSeen = noteIds(client).at(-1) as string;
+    release();
+    await holding;
+    const renote = await late;
+    expect(BigInt(renote.id) < BigInt(early.id)).toBe(true);
+
+    const resumed = await stream(1, "/streaming/global", lastSeen);
+    const seen = [...noteIds(client), ...noteIds(resumed)];
+    expect(await until(() => [...noteIds(client), ...noteIds(resumed)].length >= 3)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    seen.splice(0, seen.length, ...noteIds(client), ...noteIds(resumed));
+    expect(seen.sort()).toEqual([warm.id, renote.id, early.id].sort());
+  });
+});
