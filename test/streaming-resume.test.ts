@@ -103,3 +103,71 @@ describe("a stream resumed after a note that committed late", () => {
     expect(seen.sort()).toEqual([warm.id, renote.id, early.id].sort());
   });
 });
+
+describe("clients that drop and resume while several writers post", () => {
+  it("lose no note and receive none twice, over thousands of events", async () => {
+    const writers = await Promise.all(["w1", "w2", "w3", "w4"].map((name) => directAccount(servers[0], name)));
+    const perWriter = 120;
+    const clients = 16;
+    let writing = true;
+    const created: string[] = [];
+    let reconnects = 0;
+
+    async function churn(first: number): Promise<string[]> {
+      const seen: string[] = [];
+      let server = first;
+      let last: string | undefined;
+      let finalRound = false;
+      for (;;) {
+        const client = await stream(server, "/streaming/global", last);
+        const budget = 5 + Math.floor(Math.random() * 40);
+        await until(
+          () =>
+            finalRound
+              ? seen.length + noteIds(client).length >= created.length
+              : noteIds(client).length >= budget || !writing,
+          finalRound ? 10_000 : 30_000,
+        );
+        client.close();
+        await client.ended;
+        const got = noteIds(client);
+        seen.push(...got);
+        if (got.length) last = got.at(-1);
+        if (finalRound) return seen;
+        if (!writing) finalRound = true;
+        else reconnects++;
+        server = 1 - server;
+      }
+    }
+
+    const readers = Array.from({ length: clients }, (_, k) => churn(k % 2));
+    // Readers first: they are all subscribed before the first note.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await Promise.all(
+      writers.flatMap((writer, w) =>
+        [0, 1].map(async (half) => {
+          for (let i = 0; i < perWriter / 2; i++) {
+            const response = await fetch(`${urls[(w + half + i) % 2]}/notes`, {
+              method: "POST",
+              headers: { "content-type": "application/json", authorization: `Bearer ${writer.token}` },
+              body: JSON.stringify({ content: `churn ${w}.${half}.${i}` }),
+            });
+            expect(response.status).toBe(201);
+            created.push(((await response.json()) as { id: string }).id);
+          }
+        }),
+      ),
+    );
+    writing = false;
+    const seen = await Promise.all(readers);
+    const expected = [...created].sort();
+    let events = 0;
+    for (const ids of seen) {
+      events += ids.length;
+      expect(ids.length - new Set(ids).size, "notes received twice").toBe(0);
+      expect([...ids].sort()).toEqual(expected);
+    }
+    expect(events).toBeGreaterThanOrEqual(clients * perWriter * writers.length);
+    expect(reconnects).toBeGreaterThan(clients);
+  }, 120_000);
+});
