@@ -88,6 +88,8 @@ const env = z.object({
   DATABASE_REPLICA_URL: urls(["postgres:", "postgresql:"]),
   SMTP_URL: url(["smtp:", "smtps:"]),
   MAIL_FROM: optionalString,
+  // Extension: the wait before a failed mail's first retry, doubled each time up to an hour.
+  MAIL_RETRY_MS: integer(10, 3_600_000, 60_000),
   CAPTCHA_PROVIDER: optionalString.refine(
     (v) => v === undefined || (CAPTCHA_PROVIDERS as readonly string[]).includes(v),
     `must be one of ${CAPTCHA_PROVIDERS.join(", ")}`,
@@ -177,6 +179,8 @@ export interface Config {
   databaseReplicaUrls: string[];
   smtpUrl?: string;
   mailFrom: string;
+  /** Wait before a failed mail's first retry (src/mail/queue.ts). */
+  mailRetryMs: number;
   captcha: { provider: CaptchaProvider; secret?: string; verifyUrl?: string };
   meili?: { url: string; key?: string; index?: string };
   storageDir: string;
@@ -245,6 +249,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     databaseReplicaUrls: e.DATABASE_REPLICA_URL?.split(",").map((one) => one.trim()) ?? [],
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? `Murmur <noreply@${publicUrl.hostname}>`,
+    mailRetryMs: e.MAIL_RETRY_MS,
     captcha: { provider, secret: e.CAPTCHA_SECRET, verifyUrl: e.CAPTCHA_VERIFY_URL },
     meili: e.MEILI_URL ? { url: e.MEILI_URL, key: e.MEILI_KEY, index: e.MEILI_INDEX } : undefined,
     storageDir: path.resolve(e.STORAGE_DIR ?? path.join(e.DATA_DIR, "files")),

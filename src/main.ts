@@ -47,6 +47,8 @@ async function main(): Promise<void> {
   // Account deletions left unfinished, by a request or by an instance that stopped (CONTRACT 13).
   const deletions = startDeletionWorker(services);
   const idempotencySweep = startIdempotencySweep(services);
+  // Queued mail, sent by every instance of a fleet (stopped by closeServices).
+  services.mail.start(database.url);
 
   let stopping = false;
   const stop = async (signal: string) => {

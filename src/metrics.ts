@@ -1,6 +1,7 @@
 // What an operator's Prometheus scrapes from GET /metrics (prom-client): requests by route
 // pattern and status, with their latency; the database pool; the event loop and the process
-// (prom-client's default metrics); the search outbox's backlog; live streams; rate-limit refusals.
+// (prom-client's default metrics); the search outbox's backlog; the mail queue; live streams;
+// rate-limit refusals.
 // One registry per instance of the server, so that several in one process (the tests) keep apart.
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -37,6 +38,22 @@ export class Metrics {
     name: "murmur_graphql_compiled_pages_total",
     help: "GraphQL timeline pages of a document with a compiled plan, by what answered them: the plan, or the executor (a refusal or failure)",
     labelNames: ["answered_by"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly mailSends = new Counter({
+    name: "murmur_mail_sent_total",
+    help: "Mails this instance sent (over SMTP, or written to the outbox folder)",
+    registers: [this.registry],
+  });
+  private readonly mailFailures = new Counter({
+    name: "murmur_mail_failed_total",
+    help: "Attempts to send a mail that failed on this instance (each is retried until the mail is given up)",
+    registers: [this.registry],
+  });
+  private readonly mailGiveUps = new Counter({
+    name: "murmur_mail_given_up_total",
+    help: "Mails this instance gave up on: not sent in the day since they were queued",
     registers: [this.registry],
   });
 
@@ -103,6 +120,57 @@ export class Metrics {
         else this.reset();
       },
     });
+    // The mail queue, read as the search outbox is: one query for both, at scrape time.
+    let mail: Promise<{ queued: number; oldest: number } | undefined> | undefined;
+    const readMail = () => {
+      mail ??= db.$queryRaw<{ queued: number; oldest: number | null }[]>`
+          SELECT count(*)::int AS queued,
+                 coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest
+          FROM mail_outbox`
+        .then(([row]) => ({ queued: row.queued, oldest: row.oldest ?? 0 }))
+        .catch((err) => {
+          services.log.warn({ err }, "mail queue not measured");
+          return undefined;
+        })
+        .finally(() => {
+          setImmediate(() => {
+            mail = undefined;
+          });
+        });
+      return mail;
+    };
+    new Gauge({
+      name: "murmur_mail_queued",
+      help: "Mails waiting to be sent by the fleet, those being retried included",
+      registers: [this.registry],
+      async collect() {
+        const found = await readMail();
+        if (found) this.set(found.queued);
+        else this.reset();
+      },
+    });
+    new Gauge({
+      name: "murmur_mail_oldest_seconds",
+      help: "Age of the oldest mail waiting to be sent; 0 when none",
+      registers: [this.registry],
+      async collect() {
+        const found = await readMail();
+        if (found) this.set(found.oldest);
+        else this.reset();
+      },
+    });
+  }
+
+  mailSent(): void {
+    this.mailSends.inc();
+  }
+
+  mailFailed(): void {
+    this.mailFailures.inc();
+  }
+
+  mailGivenUp(): void {
+    this.mailGiveUps.inc();
   }
 
   /** An answered request, counted under its route's pattern (never its URL: ids would explode the labels). */

@@ -12,6 +12,7 @@ import { LiveHub } from "./domain/live/hub.ts";
 import { CallerCache } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
+import { MailWorker } from "./mail/queue.ts";
 import { Metrics } from "./metrics.ts";
 import { createMeilisearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
@@ -39,11 +40,17 @@ export async function createServices(config: Config, databaseUrl: string, log: L
     ids: new SnowflakeGenerator(config.workerId ?? (workerLease as WorkerLease).workerId),
     workerLease,
     tokens: await TokenIssuer.create(config.tokenSigningKey),
-    mailer: createMailer({
-      smtpUrl: config.smtpUrl,
-      from: config.mailFrom,
-      outboxDir: path.join(config.dataDir, "outbox"),
+    mail: new MailWorker({
+      db,
+      mailer: createMailer({
+        smtpUrl: config.smtpUrl,
+        from: config.mailFrom,
+        outboxDir: path.join(config.dataDir, "outbox"),
+        log,
+      }),
       log,
+      retryMs: config.mailRetryMs,
+      metrics: () => services.metrics,
     }),
     captcha: createCaptchaVerifier(config.captcha),
     storage: await createStorage(config),
@@ -65,7 +72,7 @@ export async function createStorage(config: Config): Promise<Storage> {
 
 export async function closeServices(services: Services): Promise<void> {
   await services.live?.close();
-  services.mailer.close();
+  await services.mail.stop();
   await services.callers.close();
   await services.workerLease?.release().catch((err) => services.log.warn({ err }, "worker id lease not given back"));
   if (services.replicas) {

@@ -147,7 +147,7 @@ describe("POST /accounts", () => {
     const created = await createAccount({ name, passphrase });
     expect(created.status).toBe(200);
     const verified = await server.request("POST", `/accounts/${name}/verify_email`, {
-      body: { token: mailedToken(server, `${name}@example.com`) },
+      body: { token: await mailedToken(server, `${name}@example.com`) },
     });
     expectEmpty(verified);
     expect((await tryLogin(name, passphrase)).status).toBe(200);
@@ -247,7 +247,7 @@ describe("verify_email and resend_verify_email", () => {
   it("refuses login before verification: 403 EMAIL_NOT_VERIFIED; afterwards login works", async () => {
     await register(server, "vlogin");
     expectError(await tryLogin("vlogin"), 403, "EMAIL_NOT_VERIFIED");
-    expectEmpty(await verify("vlogin", mailedToken(server, "vlogin@example.com")));
+    expectEmpty(await verify("vlogin", await mailedToken(server, "vlogin@example.com")));
     expect((await tryLogin("vlogin")).status).toBe(200);
   });
 
@@ -261,7 +261,7 @@ describe("verify_email and resend_verify_email", () => {
   it("rejects another account's token with 400 INVALID_TOKEN", async () => {
     await register(server, "vmine");
     await register(server, "vtheirs");
-    const theirs = mailedToken(server, "vtheirs@example.com");
+    const theirs = await mailedToken(server, "vtheirs@example.com");
     expectError(await verify("vmine", theirs), 400, "INVALID_TOKEN");
     // The token still works for its own account.
     expectEmpty(await verify("vtheirs", theirs));
@@ -269,16 +269,16 @@ describe("verify_email and resend_verify_email", () => {
 
   it("uses a token once: the second use is 400 INVALID_TOKEN", async () => {
     await register(server, "vonce");
-    const token = mailedToken(server, "vonce@example.com");
+    const token = await mailedToken(server, "vonce@example.com");
     expectEmpty(await verify("vonce", token));
     expectError(await verify("vonce", token), 400, "INVALID_TOKEN");
   });
 
   it("invalidates the earlier token on resend; the new one works", async () => {
     await register(server, "vresend");
-    const first = mailedToken(server, "vresend@example.com");
+    const first = await mailedToken(server, "vresend@example.com");
     expectEmpty(await resend("vresend"));
-    const second = mailedToken(server, "vresend@example.com");
+    const second = await mailedToken(server, "vresend@example.com");
     expect(second).not.toBe(first);
     expectError(await verify("vresend", first), 400, "INVALID_TOKEN");
     expectEmpty(await verify("vresend", second));
@@ -297,7 +297,7 @@ describe("verify_email and resend_verify_email", () => {
 
   it("rejects a resend with captcha `fail` (YOU_ARE_BOT) or without captcha_token (INVALID_REQUEST)", async () => {
     await register(server, "vbot");
-    const token = mailedToken(server, "vbot@example.com");
+    const token = await mailedToken(server, "vbot@example.com");
     expectError(await resend("vbot", "fail"), 400, "YOU_ARE_BOT");
     const missing = await server.request("POST", "/accounts/vbot/resend_verify_email", { body: {} });
     expectError(missing, 400, "INVALID_REQUEST");
@@ -317,7 +317,7 @@ describe("verify_email and resend_verify_email", () => {
 
   it("rejects a token older than 24 hours: 400 INVALID_TOKEN", async () => {
     const created = await register(server, "vexpired");
-    const token = mailedToken(server, "vexpired@example.com");
+    const token = await mailedToken(server, "vexpired@example.com");
     const { count } = await server.services.db.emailToken.updateMany({
       where: { accountId: BigInt(created.id) },
       data: { expiresAt: new Date(Date.now() - 1000) },
@@ -330,14 +330,14 @@ describe("verify_email and resend_verify_email", () => {
   it("serves both under /v0", async () => {
     await register(server, "vprefixed");
     expectEmpty(await resend("vprefixed", "ok", "/v0"));
-    expectEmpty(await verify("vprefixed", mailedToken(server, "vprefixed@example.com"), "/v0"));
+    expectEmpty(await verify("vprefixed", await mailedToken(server, "vprefixed@example.com"), "/v0"));
     expectError(await resend("vprefixed", "ok", "/v0"), 400, "ACCOUNT_ALREADY_VERIFIED");
   });
 
   it("takes the qualified name @name@host in the path", async () => {
     await register(server, "vqualified");
     expectEmpty(await resend(qualified("vqualified")));
-    expectEmpty(await verify(qualified("vqualified"), mailedToken(server, "vqualified@example.com")));
+    expectEmpty(await verify(qualified("vqualified"), await mailedToken(server, "vqualified@example.com")));
     expect((await tryLogin("vqualified")).status).toBe(200);
   });
 });
@@ -522,7 +522,7 @@ describe("PATCH /accounts/{account_name}", () => {
     // Still the old address until confirmed.
     expect((await getAccount("pmail", pmail.token)).headers.etag).toBe(etagOf(nickname, pmail.email));
 
-    const token = mailedToken(server, newEmail);
+    const token = await mailedToken(server, newEmail);
     const verified = await server.request("POST", "/accounts/pmail/verify_email", { body: { token } });
     expectEmpty(verified);
     expect((await getAccount("pmail", pmail.token)).headers.etag).toBe(etagOf(nickname, newEmail));

@@ -8,6 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { mailedToken } from "./support/fixtures.ts";
 import { wavHeader } from "./support/media.ts";
 import { freePort } from "./support/net.ts";
 import { start } from "./support/process.ts";
@@ -73,9 +74,7 @@ describe("SIGKILL under a write load", () => {
       passphrase: "chaos-passphrase",
       captcha_token: "ok",
     });
-    const outbox = path.join(dataDir, "outbox");
-    const mail = fs.readFileSync(path.join(outbox, fs.readdirSync(outbox)[0]), "utf8");
-    await json("POST", "/accounts/chaos/verify_email", { token: /^Verification token: (\S+)$/m.exec(mail)?.[1] });
+    await json("POST", "/accounts/chaos/verify_email", { token: await mailedToken({ dataDir }, "chaos@example.com") });
     let token = await login();
 
     const acknowledged: string[] = [];

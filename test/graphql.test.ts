@@ -218,7 +218,7 @@ describe("verifyEmail and resendVerifyEmail", () => {
       __typename: "DomainError",
       code: "EMAIL_NOT_VERIFIED",
     });
-    const token = mailedToken(server, "gqlv_dora@example.com");
+    const token = await mailedToken(server, "gqlv_dora@example.com");
     const data = await gql(VERIFY_EMAIL, { name: "gqlv_dora", token });
     expect(data.verifyEmail).toEqual({ __typename: "MutationVerifyEmailSuccess", data: true });
     expect((await gql(LOGIN, loginVariables("gqlv_dora"))).login.__typename).toBe("MutationLoginSuccess");
@@ -230,7 +230,7 @@ describe("verifyEmail and resendVerifyEmail", () => {
     const rest = await server.request("POST", "/accounts/gqlv_emil/verify_email", { body: { token: "not-the-token" } });
     expectAgree(rest, data.verifyEmail, 400, "INVALID_TOKEN");
 
-    const token = mailedToken(server, "gqlv_emil@example.com");
+    const token = await mailedToken(server, "gqlv_emil@example.com");
     expect((await gql(VERIFY_EMAIL, { name: "gqlv_emil", token })).verifyEmail.data).toBe(true);
     const again = await gql(VERIFY_EMAIL, { name: "gqlv_emil", token });
     const restAgain = await server.request("POST", "/accounts/gqlv_emil/verify_email", { body: { token } });
@@ -239,10 +239,10 @@ describe("verifyEmail and resendVerifyEmail", () => {
 
   it("resends a new token that replaces the earlier one", async () => {
     await register(server, "gqlv_finn");
-    const first = mailedToken(server, "gqlv_finn@example.com");
+    const first = await mailedToken(server, "gqlv_finn@example.com");
     const data = await gql(RESEND_VERIFY_EMAIL, { name: "gqlv_finn", captchaToken: "ok" });
     expect(data.resendVerifyEmail).toEqual({ __typename: "MutationResendVerifyEmailSuccess", data: true });
-    const second = mailedToken(server, "gqlv_finn@example.com");
+    const second = await mailedToken(server, "gqlv_finn@example.com");
     expect(second).not.toBe(first);
     expect((await gql(VERIFY_EMAIL, { name: "gqlv_finn", token: first })).verifyEmail.code).toBe("INVALID_TOKEN");
     expect((await gql(VERIFY_EMAIL, { name: "gqlv_finn", token: second })).verifyEmail.data).toBe(true);

@@ -1,49 +1,25 @@
 // Verification mail over real SMTP (an smtp-server started here), and the outbox fallback.
 import fs from "node:fs";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mailedToken } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
+import { startSmtp, type TestSmtp } from "./support/smtp.ts";
 
-interface Received {
-  from: string;
-  to: string[];
-  data: string;
-}
-
-const received: Received[] = [];
-let smtp: SMTPServer;
+let smtp: TestSmtp;
 let server: TestServer;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    onData(stream, session, callback) {
-      let data = "";
-      stream.setEncoding("utf8");
-      stream.on("data", (chunk: string) => {
-        data += chunk;
-      });
-      stream.on("end", () => {
-        received.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
-          to: session.envelope.rcptTo.map((r) => r.address),
-          data,
-        });
-        callback();
-      });
-    },
+  smtp = await startSmtp();
+  server = await startTestServer({
+    SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+    MAIL_FROM: "Murmur <noreply@murmur.test>",
   });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  const { port } = smtp.server.address() as AddressInfo;
-  server = await startTestServer({ SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_FROM: "Murmur <noreply@murmur.test>" });
 });
 
 afterAll(async () => {
   await server.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
 });
 
 describe("mail", () => {
@@ -52,9 +28,11 @@ describe("mail", () => {
       body: { name: "smtp1", email: "smtp1@example.com", passphrase: "correct-horse-battery", captcha_token: "ok" },
     });
     expect(answer.status).toBe(200);
-    const mail = received.find((m) => m.to.includes("smtp1@example.com"));
-    expect(mail?.from).toBe("noreply@murmur.test");
-    const token = /^Verification token: (\S+)$/m.exec(mail?.data.replace(/=\r?\n/g, "") ?? "")?.[1];
+    // Sent by the queue after the answer (test/mail-queue.test.ts).
+    await expect.poll(() => smtp.to("smtp1@example.com").length).toBe(1);
+    const [mail] = smtp.to("smtp1@example.com");
+    expect(mail.from).toBe("noreply@murmur.test");
+    const token = /^Verification token: (\S+)$/m.exec(mail.data)?.[1];
     expect(token).toBeDefined();
     const verified = await server.request("POST", "/accounts/smtp1/verify_email", { body: { token } });
     expect(verified.status).toBe(204);
@@ -73,6 +51,7 @@ describe("mail", () => {
           captcha_token: "ok",
         },
       });
+      await mailedToken(local, "outbox1@example.com");
       const files = fs.readdirSync(path.join(local.dataDir, "outbox"));
       expect(files).toHaveLength(1);
       expect(files[0]).toMatch(/\.eml$/);

@@ -66,7 +66,7 @@ describe("request ids", () => {
     });
   });
 
-  it("carry the request id on lines other loggers write during it (the mailer's)", async () => {
+  it("carry the request id on lines other loggers write during it (the mail queue's)", async () => {
     // Over a real connection: the body arrives in the socket's events, after the request began.
     const url = await server.app.listen({ port: 0, host: "127.0.0.1" });
     const answer = await fetch(`${url}/accounts`, {
@@ -80,7 +80,7 @@ describe("request ids", () => {
       }),
     });
     expect(answer.status).toBe(200);
-    expect(linesOf("signup-1").map((line) => line.msg)).toContain("mail written to the outbox");
+    expect(linesOf("signup-1").map((line) => line.msg)).toContain("mail queued");
     expect(completed("signup-1")?.errorCode).toBeUndefined();
   });
 

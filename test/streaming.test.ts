@@ -39,7 +39,9 @@ let mod: Account;
 beforeAll(async () => {
   env = { DATABASE_URL: await freshDatabase(), TOKEN_SIGNING_KEY: randomBytes(32).toString("base64") };
   [a, b] = await Promise.all([startInstance({ ...env, WORKER_ID: "11" }), startInstance({ ...env, WORKER_ID: "12" })]);
-  [alice, bob, carol, mod] = await Promise.all(["alice", "bob", "carol", "mod"].map((name) => accountOn(b, name)));
+  [alice, bob, carol, mod] = await Promise.all(
+    ["alice", "bob", "carol", "mod"].map((name) => accountOn(b, name, [a, b])),
+  );
   expect((await run("src/cli/main.ts", ["role", "mod", "moderator"], env)).code).toBe(0);
   expect((await call(b, "POST", "/accounts/alice/follow", {}, bob.token)).status).toBe(201);
 }, 120_000);
@@ -119,7 +121,7 @@ describe("notes reach the streams whose timeline they belong on", () => {
 
 describe("the timeline's rule is asked at delivery", () => {
   it("an unfollow takes effect on the next event", async () => {
-    const frank = await accountOn(b, "frank");
+    const frank = await accountOn(b, "frank", [a, b]);
     expect((await call(b, "POST", "/accounts/alice/follow", {}, frank.token)).status).toBe(201);
     const home = await stream("/streaming/home", frank);
     const followed = await post(alice, { content: "while followed" });
@@ -157,7 +159,7 @@ describe("notifications", () => {
 
 describe("a stream ends", () => {
   it("when its account is frozen through another instance", async () => {
-    const dave = await accountOn(b, "dave");
+    const dave = await accountOn(b, "dave", [a, b]);
     const home = await stream("/streaming/home", dave);
     expect(home.status).toBe(200);
     expect((await call(b, "PUT", "/accounts/dave/freeze", {}, mod.token)).status).toBe(204);
@@ -179,7 +181,7 @@ describe("a stream ends", () => {
   }, 30_000);
 
   it("when its account logs out everywhere through another instance", async () => {
-    const gus = await accountOn(b, "gus");
+    const gus = await accountOn(b, "gus", [a, b]);
     const home = await stream("/streaming/home", gus);
     expect(home.status).toBe(200);
     expect((await call(b, "DELETE", "/sessions", undefined, gus.token)).status).toBe(204);
@@ -187,7 +189,7 @@ describe("a stream ends", () => {
   }, 30_000);
 
   it("past 20 streams of one account, the next is refused 429", async () => {
-    const erin = await accountOn(b, "erin");
+    const erin = await accountOn(b, "erin", [a, b]);
     const twenty = await Promise.all(Array.from({ length: 20 }, () => stream("/streaming/global", erin)));
     expect(twenty.map((s) => s.status)).toEqual(twenty.map(() => 200));
     const more = await stream("/streaming/home", erin);

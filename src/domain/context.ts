@@ -6,7 +6,7 @@ import type { Db } from "../db/client.ts";
 import type { ReadRouting } from "../db/replicas.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
 import type { WorkerLease } from "../db/worker-lease.ts";
-import type { Mailer } from "../mail/mailer.ts";
+import type { MailWorker } from "../mail/queue.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Redis } from "../redis.ts";
 import type { SearchIndex } from "../search/meilisearch.ts";
@@ -32,7 +32,8 @@ export interface Services {
   tokens: TokenIssuer;
   /** Recent callers' accounts, kept while PostgreSQL reports every change to them. */
   callers: CallerCache;
-  mailer: Mailer;
+  /** Sends the mail queue (src/mail/queue.ts); the domain queues mail with queueMail in its transactions. */
+  mail: MailWorker;
   captcha: CaptchaVerifier;
   storage: Storage;
   /** Meilisearch, when MEILI_URL is set; search then narrows its candidates with it. */

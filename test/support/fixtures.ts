@@ -15,17 +15,45 @@ export interface TestAccount {
 
 export const PASSPHRASE = "correct-horse-battery";
 
-/** The newest verification token mailed to `email`, read from the outbox .eml files. */
-export function mailedToken(server: Pick<TestServer, "dataDir">, email: string): string {
-  const outbox = path.join(server.dataDir, "outbox");
-  const files = fs.existsSync(outbox) ? fs.readdirSync(outbox).sort() : [];
-  for (const file of files.reverse()) {
-    const text = fs.readFileSync(path.join(outbox, file), "utf8").replace(/=\r?\n/g, "");
-    if (!new RegExp(`^To: .*${email.replace(/[.+]/g, "\\$&")}`, "mi").test(text)) continue;
-    const match = /^Verification token: (\S+)$/m.exec(text);
-    if (match) return match[1];
+/** Where mail may be found: a test server (its outbox, and its queue), or a server process. */
+export type MailReader = Pick<TestServer, "dataDir"> & Partial<Pick<TestServer, "services">>;
+
+/**
+ * The newest verification token mailed to `email`. Mail goes out through the queue after the
+ * answer (src/mail/queue.ts), so this waits: for a test server until nothing queued to `email`
+ * is left, for a server process until a mail is there. A fleet's mail is written by whichever
+ * instance sent it: `at` names them all.
+ */
+export async function mailedToken(
+  at: MailReader | MailReader[],
+  email: string,
+  pattern = /^Verification token: (\S+)$/m,
+): Promise<string> {
+  const readers = Array.isArray(at) ? at : [at];
+  const queue = readers.find((reader) => reader.services)?.services?.db;
+  const to = new RegExp(`^To: .*${email.replace(/[.+]/g, "\\$&")}`, "mi");
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const waiting = queue
+      ? await queue.mailOutbox.count({ where: { recipient: { equals: email, mode: "insensitive" } } })
+      : 0;
+    if (waiting === 0) {
+      const files = readers.flatMap(({ dataDir }) => {
+        const outbox = path.join(dataDir, "outbox");
+        const names = fs.existsSync(outbox) ? fs.readdirSync(outbox).filter((name) => name.endsWith(".eml")) : [];
+        return names.map((name) => ({ name, file: path.join(outbox, name) }));
+      });
+      // Named by queue id: the newest sorts last, whichever instance wrote it.
+      for (const { file } of files.sort((x, y) => (x.name < y.name ? 1 : -1))) {
+        const text = fs.readFileSync(file, "utf8").replace(/=\r?\n/g, "");
+        if (!to.test(text)) continue;
+        const match = pattern.exec(text);
+        if (match) return match[1];
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`no mail to ${email}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  throw new Error(`no verification mail to ${email}`);
 }
 
 export async function register(server: TestServer, name: string, email = `${name}@example.com`) {
@@ -50,7 +78,7 @@ export async function account(
 ): Promise<TestAccount> {
   const created = await register(server, name);
   const verified = await server.request("POST", `/accounts/${name}/verify_email`, {
-    body: { token: mailedToken(server, created.email) },
+    body: { token: await mailedToken(server, created.email) },
   });
   if (verified.status !== 204) throw new Error(`verify ${name}: ${verified.status}`);
   if (role !== "normal") await setRole(server.services, name, role);

@@ -25,12 +25,15 @@ export async function call(at: Instance, method: string, url: string, body?: unk
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
 }
 
-/** The account `name`, made on `at` and logged in there. */
-export async function accountOn(at: Instance, name: string): Promise<RemoteAccount> {
+/**
+ * The account `name`, made on `at` and logged in there. `fleet`: the instances sharing `at`'s
+ * database, any of which may send its mail.
+ */
+export async function accountOn(at: Instance, name: string, fleet: Instance[] = [at]): Promise<RemoteAccount> {
   const email = `${name}@example.com`;
   const registered = await call(at, "POST", "/accounts", { name, email, passphrase: PASSPHRASE, captcha_token: "ok" });
   expect(registered.status).toBe(200);
-  const token = mailedToken(at, email);
+  const token = await mailedToken(fleet, email);
   expect((await call(at, "POST", `/accounts/${name}/verify_email`, { token })).status).toBe(204);
   const login = await call(at, "POST", "/login", { name, passphrase: PASSPHRASE, captcha_token: "ok" });
   expect(login.status).toBe(200);

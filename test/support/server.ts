@@ -67,6 +67,8 @@ export async function startTestServer(
     ...env,
   });
   const services = await createServices(config, url, log);
+  // As src/main.ts does: mail goes out through the queue.
+  services.mail.start(url);
   const app = await buildServer(services);
   // Every answer is held to openapi.json; a file whose answers stray from it fails on close.
   const mismatches = checkEveryAnswer(app);

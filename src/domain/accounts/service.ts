@@ -3,6 +3,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Prisma, uniqueViolation } from "../../db/client.ts";
 import type { Account, EmailTokenPurpose, Role } from "../../generated/prisma/client.ts";
+import type { Mail } from "../../mail/mailer.ts";
+import { queueMail, queueMailToAccount } from "../../mail/queue.ts";
 import type { Context, Services } from "../context.ts";
 import { ownImageId } from "../drive/service.ts";
 import { DomainError } from "../errors.ts";
@@ -50,8 +52,9 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Acco
   const passphraseHash = await hashPassphrase(input.passphrase, ctx.config.bcryptCost);
   const token = newEmailToken();
   let account: Account;
+  let mailId: bigint;
   try {
-    account = await ctx.db.$transaction(async (tx) => {
+    [account, mailId] = await ctx.db.$transaction(async (tx) => {
       const created = await tx.account.create({
         data: {
           id: ctx.ids.next(),
@@ -64,7 +67,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Acco
         },
       });
       await storeEmailToken(ctx, tx, created.id, "registration", token);
-      return created;
+      return [created, await queueMail(tx, emailTokenMail(created, created.email, token))] as const;
     });
   } catch (err) {
     // A concurrent registration won the race for the name or the e-mail.
@@ -72,7 +75,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Acco
     if (!unique) throw err;
     throw new DomainError(unique.columns.some((c) => /email/.test(c)) ? "EMAIL_IN_USE" : "ACCOUNT_NAME_IN_USE");
   }
-  await sendEmailToken(ctx, account, account.email, token);
+  mailQueued(ctx, mailId);
   return account;
 }
 
@@ -83,8 +86,11 @@ export async function resendVerification(ctx: Context, nameOrId: string, captcha
   if (account.frozen) throw new DomainError("YOU_ARE_FROZEN");
   const token = newEmailToken();
   // Storing the new token deletes the earlier one: a resend invalidates it.
-  await ctx.db.$transaction((tx) => storeEmailToken(ctx, tx, account.id, "registration", token));
-  await sendEmailToken(ctx, account, account.email, token);
+  const mailId = await ctx.db.$transaction(async (tx) => {
+    await storeEmailToken(ctx, tx, account.id, "registration", token);
+    return queueMail(tx, emailTokenMail(account, account.email, token));
+  });
+  mailQueued(ctx, mailId);
 }
 
 const RESET_TOKEN_LIFETIME_MS = 60 * 60_000;
@@ -92,8 +98,8 @@ const RESET_TOKEN_LIFETIME_MS = 60 * 60_000;
 /**
  * POST /accounts/{name}/reset_passphrase: mails a reset token when the account exists, and
  * answers the same, in the same time, when it does not. Both send the same statements: one
- * read of the account, then one transaction whose INSERT takes its row from the account's
- * (none for nobody); and the mail goes out after the answer.
+ * read of the account, then one transaction whose INSERTs (the token, the mail) take their
+ * rows from the account's (none for nobody); the mail queue sends it after the answer.
  */
 export async function requestPassphraseReset(ctx: Context, nameOrId: string, captchaToken: string): Promise<void> {
   await checkCaptcha(ctx, captchaToken, ctx.caller.ip);
@@ -101,18 +107,9 @@ export async function requestPassphraseReset(ctx: Context, nameOrId: string, cap
   const token = newEmailToken();
   const accountId = account?.id ?? NO_ACCOUNT;
   const expiresAt = new Date(Date.now() + RESET_TOKEN_LIFETIME_MS);
-  await ctx.db.$transaction(async (tx) => {
-    await tx.emailToken.deleteMany({ where: { accountId, purpose: "passphrase_reset" } });
-    // Raw SQL for INSERT ... SELECT: Prisma's create has no form that inserts nothing when the
-    // account is missing, and another statement for nobody would tell it apart.
-    await tx.$executeRaw`
-      INSERT INTO email_tokens (id, account_id, purpose, token_hash, expires_at)
-      SELECT ${ctx.ids.next()}, id, 'passphrase_reset'::"EmailTokenPurpose", ${hashToken(token)}, ${expiresAt}
-      FROM accounts WHERE id = ${accountId}`;
-  });
-  if (!account) return;
+  // Built for nobody too: the same work whether or not the account exists.
   const text = [
-    `Hello ${account.nickname},`,
+    `Hello ${account?.nickname ?? ""},`,
     "",
     "Someone asked to reset the passphrase of your Murmur account. If it was you, use this token:",
     "",
@@ -121,12 +118,18 @@ export async function requestPassphraseReset(ctx: Context, nameOrId: string, cap
     "It works once and expires in an hour. If it was not you, ignore this mail.",
     "",
   ].join("\n");
-  // After the answer: even building the message would make an existing account's answer slower.
-  setImmediate(() => {
-    ctx.mailer.send({ to: account.email, subject: "Reset your passphrase", text }).catch((err) => {
-      ctx.log.error({ err, accountId: account.id.toString() }, "reset mail not sent");
-    });
+  const mailId = await ctx.db.$transaction(async (tx) => {
+    await tx.emailToken.deleteMany({ where: { accountId, purpose: "passphrase_reset" } });
+    // Raw SQL for INSERT ... SELECT: Prisma's create has no form that inserts nothing when the
+    // account is missing, and another statement for nobody would tell it apart.
+    await tx.$executeRaw`
+      INSERT INTO email_tokens (id, account_id, purpose, token_hash, expires_at)
+      SELECT ${ctx.ids.next()}, id, 'passphrase_reset'::"EmailTokenPurpose", ${hashToken(token)}, ${expiresAt}
+      FROM accounts WHERE id = ${accountId}`;
+    // Given up when the token expires: a later mail would carry a dead token.
+    return queueMailToAccount(tx, accountId, { subject: "Reset your passphrase", text }, expiresAt);
   });
+  if (mailId !== undefined) mailQueued(ctx, mailId);
 }
 
 /** An id no account has (snowflakes are positive): what statements about nobody are about. */
@@ -364,9 +367,10 @@ export async function updateAccount(
       select: PUBLIC_ACCOUNT_SELECT,
     });
     if (passphraseHash) await revokeSessions(tx, target.id);
-    return { account, emailChange };
+    const mailId = emailChange ? await queueMail(tx, emailTokenMail(account, emailChange, token)) : undefined;
+    return { account, emailChange, mailId };
   });
-  if (result.emailChange) await sendEmailToken(ctx, result.account, result.emailChange, token);
+  if (result.mailId !== undefined) mailQueued(ctx, result.mailId);
   return { account: result.account, etag: etagOf(result.account), emailChangePending: Boolean(result.emailChange) };
 }
 
@@ -452,13 +456,8 @@ async function storeEmailToken(
   });
 }
 
-/** Mails a token; a delivery failure is logged, and the user can ask for a resend. */
-async function sendEmailToken(
-  services: Services,
-  account: Pick<Account, "id" | "nickname">,
-  to: string,
-  token: string,
-): Promise<void> {
+/** The mail that carries a registration or e-mail-change token. */
+function emailTokenMail(account: Pick<Account, "nickname">, to: string, token: string): Mail {
   const text = [
     `Hello ${account.nickname},`,
     "",
@@ -469,9 +468,10 @@ async function sendEmailToken(
     "The token works once and expires in 24 hours.",
     "",
   ].join("\n");
-  try {
-    await services.mailer.send({ to, subject: "Confirm your e-mail address", text });
-  } catch (err) {
-    services.log.error({ err, accountId: account.id.toString() }, "verification mail not sent");
-  }
+  return { to, subject: "Confirm your e-mail address", text };
+}
+
+/** Said in the request's log (its id on the line), so that the queue's lines on the mail can be found. */
+function mailQueued(services: Services, mailId: bigint): void {
+  services.log.info({ mailId: mailId.toString() }, "mail queued");
 }
