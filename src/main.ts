@@ -31,7 +31,16 @@ async function main(): Promise<void> {
       exclusive: true,
       // Said once: requests and /readyz answer 503 meanwhile, and the retrying jobs say it once each.
       onExit: (how) =>
-        log.error(`the embedded PostgreSQL stopped (${how}): requests get 503 until Murmur is restarted`),
+        log.error(`the embedded PostgreSQL stopped (${how}): starting it again; requests get 503 meanwhile`),
+      restart: {
+        restarted: (attempt) => log.info(`the embedded PostgreSQL serves again (attempt ${attempt})`),
+        // Nothing here will serve again: exit at once, so a supervisor restarts the whole, rather
+        // than answer 503 (and /healthz 200) for ever.
+        lost: (reason) => {
+          log.fatal(`the embedded PostgreSQL could not be started again (${reason}): exiting`);
+          process.exit(1);
+        },
+      },
     });
   } catch (err) {
     if (err instanceof DataFolderInUse) {

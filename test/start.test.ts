@@ -189,35 +189,6 @@ describe("npm start", () => {
     const next = await startServer(port);
     expect(await stopServer(next.child)).toBe(0);
   }, 120_000);
-
-  it("says once, not every second, that its embedded PostgreSQL died; /readyz says 503", async () => {
-    const port = await freePort();
-    const { child } = await startServer(port);
-    let output = "";
-    child.stdout?.on("data", (chunk) => {
-      output += chunk;
-    });
-    const postgresPid = Number(fs.readFileSync(path.join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
-    // Immediate shutdown: PostgreSQL ends its backends and itself, as if it crashed.
-    process.kill(postgresPid, "SIGQUIT");
-    // Long enough for the retrying jobs (listening again every second) to have failed a few times.
-    await new Promise((resolve) => setTimeout(resolve, 4_000));
-    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(503);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    child.kill("SIGKILL");
-    await once(child, "exit");
-    const lines = output
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as { level: number; msg: string; reqId?: string });
-    // The jobs' lines, not those of the requests made meanwhile (/readyz's).
-    const background = lines.filter((line) => line.level >= 40 && line.reqId === undefined);
-    expect(background.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([
-      expect.stringMatching(/^the embedded PostgreSQL stopped \(.*\): requests get 503 until Murmur is restarted$/),
-    ]);
-    const messages = background.map((line) => line.msg);
-    expect(new Set(messages).size).toBe(messages.length);
-  }, 60_000);
 });
 
 describe("npm run worker", () => {

@@ -3,7 +3,7 @@
 import path from "node:path";
 import pg from "pg";
 import type { Config } from "../config.ts";
-import { EmbeddedPostgres } from "./embedded-postgres.ts";
+import { EmbeddedPostgres, type EmbeddedPostgresOptions } from "./embedded-postgres.ts";
 import { migrate } from "./migrate.ts";
 
 export interface Database {
@@ -19,7 +19,8 @@ export interface StartOptions {
   migrate?: boolean;
   /** The server's way with the embedded PostgreSQL: see EmbeddedPostgresOptions. */
   exclusive?: boolean;
-  onExit?: (description: string) => void;
+  onExit?: EmbeddedPostgresOptions["onExit"];
+  restart?: EmbeddedPostgresOptions["restart"];
 }
 
 export async function startDatabase(
@@ -37,6 +38,7 @@ export async function startDatabase(
     dataDir: path.join(config.dataDir, "pg"),
     exclusive: options.exclusive,
     onExit: options.onExit,
+    restart: options.restart,
   });
   await cluster.start();
   try {

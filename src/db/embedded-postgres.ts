@@ -9,6 +9,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
 interface Binaries {
   postgres: string;
@@ -35,6 +36,12 @@ export interface EmbeddedPostgresOptions {
   exclusive?: boolean;
   /** PostgreSQL exited while this process owned it, not by stop(). */
   onExit?: (description: string) => void;
+  /**
+   * The server's way: after onExit, start it again on the same port (the pools reconnect to the
+   * same URL), with backoff. `restarted` once it serves again; `lost` when it could not be, in
+   * one line: then nothing here will ever serve again.
+   */
+  restart?: { restarted(attempt: number): void; lost(reason: string): void };
 }
 
 /** Another live process owns the cluster: its one line names the folder and the owner. */
@@ -53,6 +60,13 @@ export class DataFolderInUse extends Error {
 // A standby (hot_standby) says "read-only connections".
 const READY = /database system is ready to accept (read-only )?connections/;
 const START_TIMEOUT_MS = 60_000;
+// Waits before each attempt to start a dead PostgreSQL again, some 12 s in all. The first ones
+// often meet the old backends still attached to its shared memory ("pre-existing shared memory
+// block is still in use"): they leave once they notice their postmaster is gone.
+const RESTART_DELAYS_MS = [250, 500, 1000, 2000, 4000, 4000];
+// A PostgreSQL that served this long since its last restart starts the backoff afresh; one that
+// keeps dying sooner uses up the same attempts.
+const RESTART_STABLE_MS = 60_000;
 
 export class EmbeddedPostgres {
   readonly dataDir: string;
@@ -62,6 +76,12 @@ export class EmbeddedPostgres {
   private port = 0;
   private password = "";
   private readonly log: (message: string) => void;
+  /** Starts PostgreSQL again as start() did; set once this process owns the cluster. */
+  private relaunch?: () => Promise<ChildProcess>;
+  private restarting?: Promise<void>;
+  private restartAttempts = 0;
+  private restartedAt = 0;
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: EmbeddedPostgresOptions) {
     this.log = options.log ?? (() => {});
@@ -99,9 +119,11 @@ export class EmbeddedPostgres {
     ownerPid = claimOwner(ownerFile);
     if (ownerPid !== undefined) throw new DataFolderInUse(folder, ownerPid);
     this.port = this.options.port ?? (await freePort());
+    const port = this.port;
+    this.relaunch = () => launch(bin, dataDir, port, owner, this.log, this.options.settings ?? {});
     let child: ChildProcess;
     try {
-      child = await launch(bin, dataDir, this.port, owner, this.log, this.options.settings ?? {});
+      child = await this.relaunch();
     } catch (err) {
       // Two processes started at once, both past the checks: PostgreSQL's own lock decides.
       if (/lock file "postmaster\.pid" already exists/.test((err as Error).message)) {
@@ -110,8 +132,12 @@ export class EmbeddedPostgres {
       releaseOwner(ownerFile);
       throw err;
     }
-    this.process = child;
     this.ownerFile = ownerFile;
+    this.adopt(child);
+  }
+
+  private adopt(child: ChildProcess): void {
+    this.process = child;
     // If this process dies without stop(), its PostgreSQL must not outlive it.
     const kill = () => child.kill("SIGINT");
     process.once("exit", kill);
@@ -120,19 +146,64 @@ export class EmbeddedPostgres {
       if (this.process !== child) return; // stop() ended it
       this.process = undefined;
       this.options.onExit?.(signal ? `killed by ${signal}` : `exit code ${code}`);
+      const { restart } = this.options;
+      if (restart && !this.stopping.signal.aborted) this.restarting = this.restartAfterExit(restart);
     });
   }
 
+  private async restartAfterExit(restart: NonNullable<EmbeddedPostgresOptions["restart"]>): Promise<void> {
+    if (Date.now() - this.restartedAt >= RESTART_STABLE_MS) this.restartAttempts = 0;
+    let reason = "";
+    while (this.restartAttempts < RESTART_DELAYS_MS.length) {
+      try {
+        await sleep(RESTART_DELAYS_MS[this.restartAttempts++], undefined, { signal: this.stopping.signal });
+      } catch {
+        return; // stop() was called
+      }
+      try {
+        const child = await (this.relaunch as () => Promise<ChildProcess>)();
+        if (this.stopping.signal.aborted) {
+          await stopChild(child);
+          return;
+        }
+        this.restartedAt = Date.now();
+        this.adopt(child);
+        restart.restarted(this.restartAttempts);
+        return;
+      } catch (err) {
+        reason = lastLine(err);
+      }
+    }
+    restart.lost(`${this.restartAttempts} attempts to start it again failed, the last: ${reason}`);
+  }
+
   async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.restarting;
     const child = this.process;
     if (!child || child.exitCode !== null) return;
     this.process = undefined;
-    await new Promise<void>((resolve) => {
-      child.once("exit", () => resolve());
-      child.kill("SIGINT"); // fast shutdown: rolls back open transactions, flushes, exits
-    });
+    await stopChild(child);
     if (this.ownerFile) releaseOwner(this.ownerFile);
   }
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGINT"); // fast shutdown: rolls back open transactions, flushes, exits
+  });
+}
+
+/** PostgreSQL's own reason a start failed (its last FATAL line), else the error's first line. */
+function lastLine(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const fatal = message
+    .split("\n")
+    .map((line) => /\b(?:FATAL|PANIC):.*/.exec(line)?.[0])
+    .findLast(Boolean);
+  return (fatal ?? message.split("\n")[0]).trim();
 }
 
 async function loadBinaries(): Promise<Binaries> {
