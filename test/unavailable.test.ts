@@ -30,7 +30,9 @@ describe("database unreachable", () => {
     expect((await app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
     const ready = await app.inject({ method: "GET", url: "/readyz" });
     expect(ready.statusCode).toBe(503);
-    expect(ready.json()).toEqual({ error: "SERVICE_UNAVAILABLE" });
+    // The body names the check that fails.
+    expect(ready.json()).toEqual({ error: "SERVICE_UNAVAILABLE", checks: { database: "down", storage: "up" } });
+    expect(ready.headers["retry-after"]).toBe("1");
   });
 
   it.each([

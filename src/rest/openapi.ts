@@ -183,9 +183,10 @@ export function openApiDocument(routes: Route[]): Json {
       tags: [r.tag],
       security: SECURITY[r.auth],
       parameters: parameters(r),
+      // A route's own answer at an error's status (/readyz's 503 naming what is down) is the one documented.
       responses: {
-        ...Object.fromEntries([r.success, ...(r.also ?? [])].map((a) => [String(a.status), answerResponse(r, a)])),
         ...errorResponses(r),
+        ...Object.fromEntries([r.success, ...(r.also ?? [])].map((a) => [String(a.status), answerResponse(r, a)])),
       },
     };
     const body = requestBody(r);

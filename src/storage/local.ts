@@ -1,7 +1,15 @@
 // Storage in a local folder (STORAGE_DIR): objects under a two-level fan-out by key.
 import fs from "node:fs/promises";
 import path from "node:path";
-import { type ByteRange, MissingObject, prepareScratch, type Storage } from "./storage.ts";
+import {
+  type ByteRange,
+  isFileSystemError,
+  MissingObject,
+  prepareScratch,
+  probeFolder,
+  type Storage,
+  StoreUnavailable,
+} from "./storage.ts";
 
 const KEY = /^[0-9A-Za-z._-]{1,100}$/;
 
@@ -19,14 +27,22 @@ export async function createLocalStorage(root: string): Promise<Storage> {
     scratchDir,
     async putFile(key, localPath) {
       const target = pathOf(key);
-      await fs.mkdir(path.dirname(target), { recursive: true });
       try {
-        await fs.rename(localPath, target);
+        await fs.mkdir(path.dirname(target), { recursive: true });
+        try {
+          await fs.rename(localPath, target);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+          await fs.copyFile(localPath, target);
+          await fs.rm(localPath, { force: true });
+        }
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
-        await fs.copyFile(localPath, target);
-        await fs.rm(localPath, { force: true });
+        throw isFileSystemError(err) ? new StoreUnavailable(`storage folder ${root}`, err) : err;
       }
+    },
+    async check() {
+      await probeFolder(scratchDir, `upload scratch folder ${scratchDir}`);
+      await probeFolder(root, `storage folder ${root}`);
     },
     async open(key, range?: ByteRange) {
       // Opened before answering, so a missing file is known before any header is sent.

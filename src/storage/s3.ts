@@ -9,7 +9,14 @@ import type { Readable } from "node:stream";
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { Config } from "../config.ts";
-import { type ByteRange, MissingObject, prepareScratch, type Storage } from "./storage.ts";
+import {
+  type ByteRange,
+  MissingObject,
+  prepareScratch,
+  probeFolder,
+  type Storage,
+  StoreUnavailable,
+} from "./storage.ts";
 
 /** The bucket's settings (CONTRACT 11), and the local folder uploads arrive in before it. */
 export type S3Options = NonNullable<Config["s3"]> & { scratchDir: string };
@@ -30,7 +37,7 @@ export async function createS3Storage(options: S3Options): Promise<Storage> {
         : undefined,
   });
   const Bucket = options.bucket;
-  return {
+  const storage: Storage = {
     scratchDir: options.scratchDir,
     async putFile(key, localPath) {
       const upload = new Upload({
@@ -41,8 +48,22 @@ export async function createS3Storage(options: S3Options): Promise<Storage> {
         // A failed upload aborts its parts: nothing is left in the bucket.
         leavePartsOnError: false,
       });
-      await upload.done();
+      try {
+        await upload.done();
+      } catch (err) {
+        throw new StoreUnavailable(`bucket ${Bucket}`, err);
+      }
       await fsp.rm(localPath, { force: true });
+    },
+    async check() {
+      await probeFolder(options.scratchDir, `upload scratch folder ${options.scratchDir}`);
+      // A key never written: any answer (no) means the bucket answers; an error that it does not.
+      // Not a write: readiness is asked every few seconds, and a bucket's writes are billed.
+      try {
+        await storage.exists("readyz-probe");
+      } catch (err) {
+        throw new StoreUnavailable(`bucket ${Bucket}`, err);
+      }
     },
     async open(key, range?: ByteRange) {
       try {
@@ -68,6 +89,7 @@ export async function createS3Storage(options: S3Options): Promise<Storage> {
       await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
     },
   };
+  return storage;
 }
 
 /** Where uploads wait before they go to the bucket: under DATA_DIR, one folder per process's store. */

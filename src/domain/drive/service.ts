@@ -9,7 +9,7 @@ import { pipeline } from "node:stream/promises";
 import { orGone } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
-import { type ByteRange, MissingObject } from "../../storage/storage.ts";
+import { type ByteRange, isFileSystemError, MissingObject, StoreUnavailable } from "../../storage/storage.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
 import type { Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
@@ -68,12 +68,29 @@ export async function receiveUpload(services: Services, content: Readable): Prom
   try {
     await pipeline(content, limit, createWriteStream(file));
   } catch (err) {
-    await upload.discard();
+    // In a folder that is gone there is nothing to remove: its error is not the answer's.
+    await upload.discard().catch(() => {});
+    // The scratch folder refused the bytes (unwritable, full): the server's fault, not the sender's.
+    if (isFileSystemError(err)) {
+      throw storeUnavailable(
+        services,
+        new StoreUnavailable(`upload scratch folder ${services.storage.scratchDir}`, err),
+      );
+    }
     // The multipart reader's own size limit (set just past ours) ends the stream with an error.
     if (size > MAX_FILE_SIZE || isSizeLimitError(err)) return { ...upload, tooBig: true, size };
     throw new DomainError("INVALID_REQUEST");
   }
   return upload;
+}
+
+/**
+ * A store refusing writes is the operator's to fix: one line naming the place and the error, and
+ * 503 SERVICE_UNAVAILABLE (with Retry-After) for the client, whose upload was fine.
+ */
+function storeUnavailable(services: Services, err: StoreUnavailable): DomainError {
+  services.log.error(err.message);
+  return new DomainError("SERVICE_UNAVAILABLE", { detail: err.message });
 }
 
 function isSizeLimitError(err: unknown): boolean {
@@ -163,7 +180,7 @@ export async function storeDriveFile(services: Services, input: StoreInput): Pro
     // Nothing half-written: no stored bytes without their row.
     await Promise.all(keys.map((key) => services.storage.delete(key).catch(() => {})));
     if (media.thumbnail) await fs.rm(media.thumbnail.path, { force: true });
-    throw err;
+    throw err instanceof StoreUnavailable ? storeUnavailable(services, err) : err;
   }
 }
 

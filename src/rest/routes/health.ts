@@ -40,6 +40,22 @@ const Checks = z
 type Checks = z.infer<typeof Checks>;
 type Readiness = { checks: Checks; search?: SearchReadiness };
 
+const Status = z.enum(["up", "down"]);
+const NotReady = z.strictObject({
+  error: z.literal("SERVICE_UNAVAILABLE"),
+  checks: Checks.extend({
+    database: Status,
+    storage: Status.describe(
+      "down: its folders (the upload scratch folder, STORAGE_DIR) cannot be written (a small file is created " +
+        "and removed), or its bucket does not answer",
+    ),
+    search: z.literal("down").optional().describe("with MEILI_URL: Meilisearch does not answer"),
+  })
+    .optional()
+    .describe("which needed dependency is down; absent when the instance refused the request as overloaded"),
+});
+type NotReady = z.infer<typeof NotReady>;
+
 /** Dependencies the instance serves without, as they are now. */
 async function degradable(services: Services): Promise<Pick<Checks, "redis" | "replicas">> {
   const checks: Pick<Checks, "redis" | "replicas"> = {};
@@ -55,28 +71,43 @@ async function degradable(services: Services): Promise<Pick<Checks, "redis" | "r
 }
 
 /** Undefined when something needed does not answer (503). */
-async function readiness(services: Services): Promise<Readiness | undefined> {
+async function readiness(services: Services): Promise<Readiness | NotReady | undefined> {
   try {
-    await services.db.$queryRaw`SELECT 1`;
-    // A key never written: any answer (no) means the store answers; an error that it does not.
-    await services.storage.exists("readyz-probe");
-    const checks: Checks = { database: "up", storage: "up", ...(await degradable(services)) };
-    if (!services.search) return { checks };
-    const found = await searchIndexCompleteness(services.db, services.search);
-    const ready = (search: SearchReadiness) => ({ checks, search });
-    if (found.complete) return ready({ index: "complete" });
-    if (!found.answers) return undefined;
-    if (await rebuildRunning(services.db, services.search.name))
-      return ready({ index: "rebuilding", detail: `${found.reason}; a rebuild is under way` });
-    const action = {
-      rebuild: "; an instance rebuilds it by itself",
-      settings: "; an instance applies them again",
-      operator: "",
-    };
-    return ready({ index: "incomplete", detail: found.reason + action[found.fix] });
+    return await checkReadiness(services);
   } catch {
     return undefined;
   }
+}
+
+/** Ready, or which needed dependency is down. */
+async function checkReadiness(services: Services): Promise<Readiness | NotReady> {
+  const check = (done: Promise<unknown>) =>
+    done.then(
+      () => "up" as const,
+      () => "down" as const,
+    );
+  // Each needed dependency is asked, so that the answer names every one that is down.
+  const [database, storage, others] = await Promise.all([
+    check(services.db.$queryRaw`SELECT 1`),
+    check(services.storage.check()),
+    degradable(services),
+  ]);
+  const notReady = (checks: NonNullable<NotReady["checks"]>) => ({ error: "SERVICE_UNAVAILABLE" as const, checks });
+  if (database === "down" || storage === "down") return notReady({ database, storage, ...others });
+  const checks: Checks = { database, storage, ...others };
+  if (!services.search) return { checks };
+  const found = await searchIndexCompleteness(services.db, services.search);
+  const ready = (search: SearchReadiness) => ({ checks, search });
+  if (found.complete) return ready({ index: "complete" });
+  if (!found.answers) return notReady({ ...checks, search: "down" });
+  if (await rebuildRunning(services.db, services.search.name))
+    return ready({ index: "rebuilding", detail: `${found.reason}; a rebuild is under way` });
+  const action = {
+    rebuild: "; an instance rebuilds it by itself",
+    settings: "; an instance applies them again",
+    operator: "",
+  };
+  return ready({ index: "incomplete", detail: found.reason + action[found.fix] });
 }
 
 export const healthRoutes = [
@@ -105,13 +136,18 @@ export const healthRoutes = [
       description: "ready; with Meilisearch, whether its index is used",
       schema: z.strictObject({ status: z.literal("ready"), checks: Checks, search: SearchReadiness.optional() }),
     },
+    also: [{ status: 503, description: "not ready: `checks` names what is down", schema: NotReady }],
     errors: [],
     run: async (ctx) => {
       const ready = await readiness(ctx);
       if (!ready) throw new DomainError("SERVICE_UNAVAILABLE");
       return ready;
     },
-    reply: (ready) => ({ status: 200, body: { status: "ready", ...ready } }),
+    reply: (ready) =>
+      "error" in ready
+        ? // Retry-After as every 503 has it (rest/errors.ts).
+          { status: 503, body: ready, headers: { "retry-after": "1" } }
+        : { status: 200, body: { status: "ready", ...ready } },
   }),
   route({
     method: "GET",
