@@ -146,6 +146,9 @@ const env = z.object({
   MAX_IN_FLIGHT: integer(1, 100_000, 512),
   // Extension: rows an account deletion removes per transaction (CONTRACT 13).
   ACCOUNT_DELETION_BATCH: integer(1, 100_000, 1000),
+  // Extension: how long an instance that stopped renewing its lease counts as alive: its
+  // unanswered Idempotency-Key claims are free again after it (src/db/instance-lease.ts).
+  INSTANCE_LEASE_SECONDS: integer(1, 3600, 30),
   // `*` (any origin) or origins separated by commas, each scheme://host[:port].
   CORS_ORIGINS: optionalString.refine(
     (v) =>
@@ -210,6 +213,8 @@ export interface Config {
   maxInFlight: number;
   /** Rows of each kind an account deletion removes per transaction. */
   accountDeletionBatch: number;
+  /** Seconds an instance's lease lasts unrenewed (src/db/instance-lease.ts). */
+  instanceLeaseSeconds: number;
   /** Origins browsers may call from; undefined: any. */
   corsOrigins?: string[];
   requestTimeoutMs: number;
@@ -273,6 +278,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     workerId: e.WORKER_ID,
     maxInFlight: e.MAX_IN_FLIGHT,
     accountDeletionBatch: e.ACCOUNT_DELETION_BATCH,
+    instanceLeaseSeconds: e.INSTANCE_LEASE_SECONDS,
     corsOrigins:
       e.CORS_ORIGINS === undefined || e.CORS_ORIGINS.trim() === "*"
         ? undefined

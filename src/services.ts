@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { createCaptchaVerifier } from "./captcha.ts";
 import type { Config } from "./config.ts";
 import { createDb } from "./db/client.ts";
+import { instanceLease, newInstanceId, withSessionName } from "./db/instance-lease.ts";
 import { createReadRouting } from "./db/replicas.ts";
 import { SnowflakeGenerator } from "./db/snowflake.ts";
 import { leaseWorkerId, type WorkerLease } from "./db/worker-lease.ts";
@@ -21,8 +22,9 @@ import type { Storage } from "./storage/storage.ts";
 // Redis (ioredis) and S3 (the AWS SDK) are loaded only when configured: resident memory an
 // instance without them does not spend.
 export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
+  const instanceId = newInstanceId();
   // Writes made here are forgotten at once; the database announces them, and others', a moment later.
-  const db = createDb(databaseUrl, (id) => callers.forget(id));
+  const db = createDb(withSessionName(databaseUrl, instanceId), (id) => callers.forget(id));
   // A deleted account has no callers: its tokens are INVALID_TOKEN on every instance.
   const readCaller = (id: bigint) => db.account.findUnique({ where: { id, deletedAt: null } });
   const callers = new CallerCache(databaseUrl, readCaller, log);
@@ -39,6 +41,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
     callers,
     ids: new SnowflakeGenerator(config.workerId ?? (workerLease as WorkerLease).workerId),
     workerLease,
+    instance: instanceLease(db, log, instanceId, config.instanceLeaseSeconds),
     tokens: await TokenIssuer.create(config.tokenSigningKey),
     mail: new MailWorker({
       db,
@@ -75,6 +78,7 @@ export async function closeServices(services: Services): Promise<void> {
   await services.mail.stop();
   await services.callers.close();
   await services.workerLease?.release().catch((err) => services.log.warn({ err }, "worker id lease not given back"));
+  await services.instance.release().catch((err) => services.log.warn({ err }, "instance lease not given back"));
   if (services.replicas) {
     const { primary, replica } = services.replicas.counts;
     services.log.info({ primary, replica }, "reads that may lag: where they went");

@@ -1,8 +1,18 @@
 // Idempotency-Key (CONTRACT 10): the first answer for an (account or IP, key) pair is kept 24 h;
 // a replay returns it without acting twice; the same key with another method, path or body is
-// 409 IDEMPOTENCY_KEY_REUSED.
+// 409 IDEMPOTENCY_KEY_REUSED. A claim left unanswered by an instance that died is free again once
+// that instance's lease has expired (test/chaos-idempotency.test.ts kills a real server for it).
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IDEMPOTENCY_SWEEP_LOCK, startIdempotencySweep, sweepIdempotencyRecords } from "../src/http/idempotency.ts";
+import { deleteExpiredInstanceLeases, instanceLease, sessionName } from "../src/db/instance-lease.ts";
+import {
+  fingerprintOf,
+  IDEMPOTENCY_SWEEP_LOCK,
+  startIdempotencySweep,
+  sweepIdempotencyRecords,
+} from "../src/http/idempotency.ts";
 import { createLogger } from "../src/log.ts";
 import { expectError } from "./support/expect.ts";
 import { account, PASSPHRASE, type TestAccount } from "./support/fixtures.ts";
@@ -98,6 +108,144 @@ describe("Idempotency-Key", () => {
   it("refuses a malformed key with INVALID_REQUEST", async () => {
     expectError(await post(alice, "has space", { content: "x" }), 400, "INVALID_REQUEST");
     expectError(await post(alice, "k".repeat(256), { content: "x" }), 400, "INVALID_REQUEST");
+  });
+});
+
+describe("Idempotency-Key on hostile bodies", () => {
+  const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+
+  it("answers a body nested 100,000 deep as the same body without a key does, never 500", async () => {
+    const send = (url: string, payload: string, key?: string) =>
+      server.request("POST", url, {
+        token: alice.token,
+        payload,
+        headers: { "content-type": "application/json", ...(key ? { "idempotency-key": key } : {}) },
+      });
+    // No route takes an array for content (400); a member no route reads is ignored (201).
+    const cases = [
+      { url: "/notes", payload: `{"content":${deep}}`, status: 400 },
+      { url: "/notes", payload: `{"content":"deep","extra":${deep}}`, status: 201 },
+      {
+        url: "/graphql",
+        payload: `{"query":"mutation { createNote(input: { content: \\"deep\\" }) { __typename } }","variables":{"x":${deep}}}`,
+        status: 200,
+      },
+    ];
+    for (const [i, { url, payload, status }] of cases.entries()) {
+      const plain = await send(url, payload);
+      const keyed = await send(url, payload, `k-deep-${i}`);
+      expect(plain.status).toBe(status);
+      expect({ status: keyed.status, error: keyed.body.error }).toEqual({ status, error: plain.body.error });
+    }
+  });
+
+  it("fingerprints a body as the SHA-256 of JSON.stringify's text, as before: keys kept stay valid", () => {
+    const stringified = (body: unknown) =>
+      createHash("sha256")
+        .update(`POST /notes\n${JSON.stringify(body ?? null)}`)
+        .digest("hex");
+    fc.assert(fc.property(fc.jsonValue(), (body) => fingerprintOf("POST", "/notes", body) === stringified(body)));
+    // An upload's: members left undefined, as JSON.stringify leaves them out (or null in arrays).
+    for (const body of [{ fields: { name: "a" }, filename: undefined, file: "5e" }, [undefined, 1], undefined]) {
+      expect(fingerprintOf("POST", "/notes", body)).toBe(stringified(body));
+    }
+  });
+});
+
+describe("an Idempotency-Key claim left by an instance that is gone", () => {
+  const db = () => server.services.db;
+  const claim = (who: TestAccount, key: string, body: unknown, claimedBy: string | null, createdAt = new Date()) =>
+    db().idempotencyRecord.create({
+      data: {
+        owner: `account:${who.id}`,
+        key,
+        fingerprint: fingerprintOf("POST", "/notes", body),
+        claimedBy,
+        createdAt,
+      },
+    });
+  const leaseOf = (instanceId: string, secondsLeft: number) =>
+    db().instanceLease.create({ data: { instanceId, expiresAt: new Date(Date.now() + secondsLeft * 1000) } });
+
+  it("is run afresh by a replay once that instance's lease has expired, instead of 503 for 24 hours", async () => {
+    const body = { content: "left by a crash" };
+    await leaseOf("crashed-1", -1);
+    await claim(alice, "c-expired", body, "crashed-1");
+    const before = await notesOf(alice);
+    const retry = await post(alice, "c-expired", body);
+    expect(retry.status).toBe(201);
+    expect(retry.headers["idempotent-replayed"]).toBeUndefined();
+    expect(await notesOf(alice)).toBe(before + 1);
+    // Its answer is kept as a first answer is.
+    const again = await post(alice, "c-expired", body);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(again.body).toEqual(retry.body);
+    expect(await notesOf(alice)).toBe(before + 1);
+  });
+
+  it("is free too when the instance has no lease at all, and from before claims named one once a lease old", async () => {
+    await claim(alice, "c-unleased", { content: "unleased" }, "never-leased");
+    expect((await post(alice, "c-unleased", { content: "unleased" })).status).toBe(201);
+    const leaseMs = server.services.config.instanceLeaseSeconds * 1000;
+    await claim(alice, "c-legacy", { content: "legacy" }, null, new Date(Date.now() - leaseMs - 1000));
+    expect((await post(alice, "c-legacy", { content: "legacy" })).status).toBe(201);
+  });
+
+  it("has that instance's sessions ended first: what it left uncommitted never commits beside the fresh attempt", async () => {
+    // The dead instance's session, in a transaction it will never finish, holding the lock on
+    // bob's row that the note's counter update waits for.
+    const dead = new pg.Client({ connectionString: server.databaseUrl, application_name: sessionName("crashed-2") });
+    dead.on("error", () => {});
+    await dead.connect();
+    await dead.query("BEGIN");
+    await dead.query("UPDATE accounts SET bio = 'the dead wrote this' WHERE id = $1", [bob.id]);
+    const body = { content: "after the dead" };
+    await claim(bob, "c-sessions", body, "crashed-2");
+    const before = await notesOf(bob);
+    expect((await post(bob, "c-sessions", body)).status).toBe(201);
+    await expect(dead.query("COMMIT")).rejects.toThrow();
+    await dead.end().catch(() => {});
+    expect(await notesOf(bob)).toBe(before + 1);
+    expect((await db().account.findUniqueOrThrow({ where: { id: BigInt(bob.id) } })).bio).not.toBe(
+      "the dead wrote this",
+    );
+  });
+
+  it("of a live instance still holds a replay until that instance answers", async () => {
+    await leaseOf("alive-1", 60);
+    const body = { content: "x", visibility: "nobody" };
+    await claim(alice, "c-alive", body, "alive-1");
+    const before = await notesOf(alice);
+    const waiting = post(alice, "c-alive", body);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await db().idempotencyRecord.updateMany({
+      where: { key: "c-alive", claimedBy: "alive-1" },
+      data: { status: 400, headers: {}, body: JSON.stringify({ error: "INVALID_VISIBILITY" }) },
+    });
+    const replayed = await waiting;
+    expectError(replayed, 400, "INVALID_VISIBILITY");
+    expect(replayed.headers["idempotent-replayed"]).toBe("true");
+    expect(await notesOf(alice)).toBe(before);
+  });
+});
+
+describe("instance leases", () => {
+  const rowOf = (instanceId: string) => server.services.db.instanceLease.findUnique({ where: { instanceId } });
+
+  it("are taken at the first claim, renewed while the instance runs, deleted at its shutdown; expired ones swept", async () => {
+    const lease = instanceLease(server.services.db, createLogger("silent"), "lease-test", 1);
+    expect(await rowOf("lease-test")).toBeNull();
+    await lease.held();
+    const first = (await rowOf("lease-test"))?.expiresAt.getTime() ?? 0;
+    expect(first).toBeGreaterThan(Date.now());
+    await expect.poll(async () => (await rowOf("lease-test"))?.expiresAt.getTime()).toBeGreaterThan(first);
+    await lease.release();
+    expect(await rowOf("lease-test")).toBeNull();
+    await server.services.db.instanceLease.create({
+      data: { instanceId: "long-gone", expiresAt: new Date(Date.now() - 1000) },
+    });
+    await deleteExpiredInstanceLeases(server.services.db);
+    expect(await rowOf("long-gone")).toBeNull();
   });
 });
 

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { CaptchaVerifier } from "../captcha.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
+import type { InstanceLease } from "../db/instance-lease.ts";
 import type { ReadRouting } from "../db/replicas.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
 import type { WorkerLease } from "../db/worker-lease.ts";
@@ -29,6 +30,8 @@ export interface Services {
   ids: SnowflakeGenerator;
   /** The lease of the snowflake worker id, when WORKER_ID is unset (CONTRACT 11). */
   workerLease?: WorkerLease;
+  /** This process's lease, which its Idempotency-Key claims name (src/db/instance-lease.ts). */
+  instance: InstanceLease;
   tokens: TokenIssuer;
   /** Recent callers' accounts, kept while PostgreSQL reports every change to them. */
   callers: CallerCache;

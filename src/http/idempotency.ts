@@ -4,17 +4,22 @@
 // IDEMPOTENCY_KEY_REUSED. A replay that arrives while the first request runs waits for it.
 // An upload is fingerprinted by its fields and the SHA-256 of its file, taken as it streams;
 // GraphQL requests by their JSON body, their uploads by the files' SHA-256.
-import { createHash } from "node:crypto";
+// A claim names the instance running it (src/db/instance-lease.ts): when that instance dies
+// before it answers, the claim is free again once its lease has expired, and the next replay
+// runs the request afresh rather than waiting out the 24 hours.
+import { createHash, type Hash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Db } from "../db/client.ts";
+import { type Db, Prisma } from "../db/client.ts";
+import { deleteExpiredInstanceLeases, sessionName } from "../db/instance-lease.ts";
 import type { Caller, Services } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
 import { RepeatedFailure } from "../log.ts";
 
 const LIFETIME_MS = 24 * 60 * 60 * 1000;
 const WAIT_MS = 10_000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
+/** How long ending a dead instance's session may take before its claim is left for a later replay. */
+const END_SESSION_MS = 5_000;
 
 export interface StoredAnswer {
   status: number;
@@ -34,6 +39,70 @@ export type Idempotency =
 
 const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
+/**
+ * The SHA-256 of `${method} ${path}\n` and JSON.stringify(body)'s text, the text fed to the hash
+ * piece by piece from a stack of its own: JSON.stringify recurses, and a body nested some
+ * thousands deep (which the JSON parser takes) would overflow the call stack, a 500 where the same
+ * body without a key gets the route's own answer.
+ */
+export function fingerprintOf(method: string, path: string, body: unknown): string {
+  const hash = createHash("sha256").update(`${method} ${path}\n`);
+  hashJson(hash, body ?? null);
+  return hash.digest("hex");
+}
+
+type Step = { text: string } | { value: unknown };
+
+/** What JSON.stringify writes, for the values a parsed body holds (and toJSON's, and undefined's). */
+function hashJson(hash: Hash, root: unknown): void {
+  const steps: Step[] = [{ value: root }];
+  const absent = (v: unknown) => v === undefined || typeof v === "function" || typeof v === "symbol";
+  for (let step = steps.pop(); step; step = steps.pop()) {
+    if ("text" in step) {
+      hash.update(step.text);
+      continue;
+    }
+    let value = step.value;
+    const toJSON = (value as { toJSON?: unknown } | null)?.toJSON;
+    if (typeof toJSON === "function") value = toJSON.call(value);
+    if (Array.isArray(value)) {
+      hash.update("[");
+      steps.push({ text: "]" });
+      for (let i = value.length - 1; i >= 0; i--) {
+        steps.push({ value: absent(value[i]) ? null : value[i] });
+        if (i > 0) steps.push({ text: "," });
+      }
+    } else if (value !== null && typeof value === "object") {
+      const members = Object.entries(value).filter(([, member]) => !absent(member));
+      hash.update("{");
+      steps.push({ text: "}" });
+      for (let i = members.length - 1; i >= 0; i--) {
+        steps.push({ value: members[i][1] });
+        steps.push({ text: `${i > 0 ? "," : ""}${JSON.stringify(members[i][0])}:` });
+      }
+    } else {
+      hash.update(JSON.stringify(value) ?? "null");
+    }
+  }
+}
+
+/**
+ * Whether the claim of row `r` is left by an instance that is gone: its lease expired or deleted.
+ * A claim from before claims named their instance counts as gone once older than a lease.
+ */
+const orphaned = (leaseSeconds: number) => Prisma.sql`
+  NOT EXISTS (SELECT 1 FROM instance_leases i WHERE i.instance_id = r.claimed_by AND i.expires_at > now())
+  AND (r.claimed_by IS NOT NULL OR r.created_at < now() - make_interval(secs => ${leaseSeconds}))`;
+
+interface ClaimRow {
+  fingerprint: string;
+  status: number | null;
+  headers: unknown;
+  body: string | null;
+  claimed_by: string | null;
+  orphaned: boolean;
+}
+
 /** Claims the request's Idempotency-Key, or answers what a first request with it answered. */
 export async function beginIdempotent(
   services: Services,
@@ -48,39 +117,22 @@ export async function beginIdempotent(
   if (!KEY.test(key)) throw new DomainError("INVALID_REQUEST");
   const owner = caller.account ? `account:${caller.account.id}` : `ip:${request.ip}`;
   const path = request.url.replace(/\/+(\?|$)/, "$1");
-  const fingerprint = createHash("sha256")
-    .update(`${request.method} ${path}\n${JSON.stringify(body ?? null)}`)
-    .digest("hex");
-  const where = { owner_key: { owner, key } };
+  const fingerprint = fingerprintOf(request.method, path, body);
+  const { db, instance } = services;
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
-    await services.db.idempotencyRecord.deleteMany({
+    await db.idempotencyRecord.deleteMany({
       where: { owner, key, createdAt: { lt: new Date(Date.now() - LIFETIME_MS) } },
     });
-    const claimed = await services.db.idempotencyRecord.createMany({
-      data: [{ owner, key, fingerprint }],
+    await instance.held();
+    const claimed = await db.idempotencyRecord.createMany({
+      data: [{ owner, key, fingerprint, claimedBy: instance.id }],
       skipDuplicates: true,
     });
-    if (claimed.count === 1) {
-      const abandon = async () => {
-        await services.db.idempotencyRecord.deleteMany({ where: { owner, key, status: null } });
-      };
-      return {
-        record: async (answer) => {
-          if (answer.status >= 500) return abandon();
-          await services.db.idempotencyRecord.update({
-            where,
-            data: {
-              status: answer.status,
-              headers: answer.headers as Prisma.InputJsonValue,
-              body: answer.body ?? null,
-            },
-          });
-        },
-        abandon,
-      };
-    }
-    const first = await services.db.idempotencyRecord.findUnique({ where });
+    if (claimed.count === 1) return claimOf(services, owner, key);
+    const [first] = await db.$queryRaw<ClaimRow[]>`
+      SELECT fingerprint, status, headers, body, claimed_by, ${orphaned(instance.seconds)} AS orphaned
+      FROM idempotency_records r WHERE owner = ${owner} AND key = ${key}`;
     if (!first) continue; // it just expired or was abandoned: claim it again
     if (first.fingerprint !== fingerprint) throw new DomainError("IDEMPOTENCY_KEY_REUSED");
     if (first.status !== null) {
@@ -92,9 +144,62 @@ export async function beginIdempotent(
         },
       };
     }
+    if (
+      first.orphaned &&
+      first.claimed_by !== instance.id &&
+      (await takeOver(services, owner, key, first.claimed_by))
+    ) {
+      return claimOf(services, owner, key);
+    }
     if (Date.now() > deadline) throw new DomainError("SERVICE_UNAVAILABLE");
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** This instance's claim of (owner, key): its answer kept, or the key released. */
+function claimOf(services: Services, owner: string, key: string): Idempotency {
+  // Not ours any more once taken over (this instance was taken for dead): the other's answer stands.
+  const ours = { owner, key, status: null, claimedBy: services.instance.id };
+  const abandon = async () => {
+    await services.db.idempotencyRecord.deleteMany({ where: ours });
+  };
+  return {
+    record: async (answer) => {
+      if (answer.status >= 500) return abandon();
+      await services.db.idempotencyRecord.updateMany({
+        where: ours,
+        data: {
+          status: answer.status,
+          headers: answer.headers as Prisma.InputJsonValue,
+          body: answer.body ?? null,
+        },
+      });
+    },
+    abandon,
+  };
+}
+
+/**
+ * Takes over a claim left by an instance that is gone, for a fresh attempt. Its database sessions
+ * are ended first: a statement of the request it was running may still wait there (on a lock),
+ * and would otherwise commit beside the fresh attempt. False when a session did not end in time,
+ * or another replay took the claim first.
+ */
+async function takeOver(services: Services, owner: string, key: string, from: string | null): Promise<boolean> {
+  const { db, instance } = services;
+  if (from !== null) {
+    const sessions = await db.$queryRaw<{ ended: boolean }[]>`
+      SELECT pg_terminate_backend(pid, ${END_SESSION_MS}::bigint) AS ended
+      FROM pg_stat_activity WHERE application_name = ${sessionName(from)} AND pid <> pg_backend_pid()`;
+    if (sessions.some((session) => !session.ended)) return false;
+  }
+  await instance.held();
+  const taken = await db.$executeRaw`
+    UPDATE idempotency_records r SET claimed_by = ${instance.id}
+    WHERE owner = ${owner} AND key = ${key} AND status IS NULL AND claimed_by IS NOT DISTINCT FROM ${from}
+      AND ${orphaned(instance.seconds)}`;
+  if (taken === 1) services.log.warn({ key, from }, "Idempotency-Key claim of an instance that is gone taken over");
+  return taken === 1;
 }
 
 /** The answer a first request with the same Idempotency-Key got, marked as a replay. */
@@ -144,7 +249,10 @@ export interface IdempotencySweep {
   stop(): Promise<void>;
 }
 
-/** Sweeps now and then (hourly, the first a minute after start): the table holds a day at most. */
+/**
+ * Sweeps now and then (hourly, the first a minute after start): the table holds a day at most.
+ * The leases of instances that are gone go too.
+ */
 export function startIdempotencySweep(
   services: Pick<Services, "db" | "log">,
   options: { everyMs?: number; firstAfterMs?: number } = {},
@@ -155,7 +263,8 @@ export function startIdempotencySweep(
   const sweep = () => {
     if (running || stopped) return;
     running = sweepIdempotencyRecords(services.db)
-      .then((deleted) => {
+      .then(async (deleted) => {
+        await deleteExpiredInstanceLeases(services.db);
         failures.succeeded();
         if (deleted) services.log.info({ deleted }, "idempotency records past 24 hours deleted");
       })
