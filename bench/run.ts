@@ -16,6 +16,7 @@ import { createLogger } from "../src/log.ts";
 import { fullNotesJson } from "../src/rest/views/note-sql.ts";
 import { closeServices, createServices } from "../src/services.ts";
 import { startTestS3 } from "../test/support/s3.ts";
+import { benchChurn } from "./churn.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLive } from "./live.ts";
@@ -265,6 +266,10 @@ try {
     const fresh = await startBenchServer({ databaseUrl: server.databaseUrl, name: `livebencher${++freshServers}` });
     return { url: fresh.url, rssMb: () => serverRssKb(fresh.pid) / 1024, stop: () => fresh.stop() };
   });
+  const churn = await benchChurn(services, server.url, async () => {
+    const fresh = await startBenchServer({ databaseUrl: server.databaseUrl, name: `churnbencher` });
+    return { url: fresh.url, stop: () => fresh.stop() };
+  });
 
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const rows = Object.fromEntries(
@@ -365,11 +370,16 @@ try {
       `${live.delivered.toLocaleString("en")} of ${live.expected.toLocaleString("en")} deliveries, latency p50 ${live.latencyP50} ms, p99 ${live.latencyP99} ms (goal < 250), ` +
       `${live.rssPerIdleStreamKb} KB per idle stream (goal < 20); global timeline ${live.globalTimeline.withStreams} req/s meanwhile, ${live.globalTimeline.quiet} without streams`,
   );
+  console.log(
+    `Resumed streams: ${churn.streams} global streams on two servers, ${churn.notesPerSecond} notes/s by 8 writers, ${churn.reconnects} abrupt reconnects with Last-Event-ID on the other server: ` +
+      `${churn.events.toLocaleString("en")} events, ${churn.lost} lost, ${churn.repeated} repeated (goal 0 and 0), ${churn.outOfIdOrderPercent}% out of id order; ` +
+      `delivery p99 ${churn.latencyP99.churning} ms, ${churn.latencyP99.steady} ms without the reconnects`,
+  );
   if (explain)
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, idle, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, idle, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, churn, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);

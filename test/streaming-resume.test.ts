@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAnnouncement } from "../src/domain/announcements/service.ts";
 import { directAccount, type TestAccount } from "./support/fixtures.ts";
 import { freshDatabase, startTestServer, type TestServer } from "./support/server.ts";
 import { openSse, type SseClient } from "./support/sse.ts";
@@ -101,6 +102,31 @@ describe("a stream resumed after a note that committed late", () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     seen.splice(0, seen.length, ...noteIds(client), ...noteIds(resumed));
     expect(seen.sort()).toEqual([warm.id, renote.id, early.id].sort());
+  });
+});
+
+describe("a notifications stream resumed", () => {
+  it("sends the notifications and announcements that came while the client was away, in order, once", async () => {
+    const dora = await directAccount(servers[0], "dora");
+    const [eve, fay] = await Promise.all(["eve", "fay"].map((name) => directAccount(servers[0], name)));
+    const first = await stream(0, `/streaming/notifications?access_token=${dora.token}`);
+    const follow = (who: TestAccount) =>
+      fetch(`${urls[1]}/accounts/dora/follow`, { method: "POST", headers: { authorization: `Bearer ${who.token}` } });
+    expect((await follow(eve)).status).toBe(201);
+    const seen = await first.event(0);
+    first.close();
+    expect((await follow(fay)).status).toBe(201);
+    const announcement = await createAnnouncement(servers[1].services, {
+      type: "info",
+      title: "Up",
+      description: "again",
+    });
+    const resumed = await stream(1, `/streaming/notifications?access_token=${dora.token}`, seen.id);
+    await resumed.event(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(resumed.events.map((e) => e.event)).toEqual(["notification", "announcement"]);
+    expect(resumed.events[1].id).toBe(announcement.id.toString());
+    expect(JSON.parse(resumed.events[0].data)).toMatchObject({ type: "followed" });
   });
 });
 

@@ -10,14 +10,7 @@ import { listNotifications } from "../notifications/service.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import { REPLAY_PAGE } from "../timelines/page.ts";
 import { timeline } from "../timelines/service.ts";
-import {
-  isAfter,
-  notesCreatedBetween,
-  notificationsBetween,
-  type Position,
-  positionOf,
-  positionsOf,
-} from "./journal.ts";
+import { isAfter, notesCreatedBetween, notificationsBetween, type Position, positionOf } from "./journal.ts";
 import { type LiveEvent, LiveStream, type StreamKind } from "./stream.ts";
 
 export interface StreamOptions {
@@ -64,33 +57,32 @@ export async function openStream(ctx: Context, kind: StreamKind, options: Stream
 async function missed(ctx: Context, stream: LiveStream, after: Position, upTo: Position): Promise<LiveEvent[]> {
   if (stream.kind === "notifications") {
     const events = await notificationsBetween(ctx.db, requireAccount(ctx).id, after, upTo, REPLAY_PAGE);
-    const page = await listNotifications(ctx, { ids: events.map((e) => e.refId) });
-    const found = new Map<bigint, LiveEvent>();
-    for (const notification of page.notifications) {
-      const at = events.find((e) => e.refId === notification.id)?.at as Position;
-      found.set(notification.id, { event: "notification", id: notification.id, notification, at });
-    }
-    for (const announcement of page.announcements) {
-      const at = events.find((e) => e.refId === announcement.id)?.at as Position;
-      found.set(announcement.id, { event: "announcement", id: announcement.id, announcement, at });
-    }
-    return inJournalOrder([...found.values()]);
+    if (!events.length) return [];
+    const at = new Map(events.map((e) => [e.refId, e.at]));
+    const page = await listNotifications(ctx, { ids: [...at.keys()] });
+    return inJournalOrder([
+      ...page.notifications.map((notification) => ({
+        event: "notification" as const,
+        id: notification.id,
+        notification,
+        at: at.get(notification.id) as Position,
+      })),
+      ...page.announcements.map((announcement) => ({
+        event: "announcement" as const,
+        id: announcement.id,
+        announcement,
+        at: at.get(announcement.id) as Position,
+      })),
+    ]);
   }
-  const query = { missed: notesCreatedBetween(after, upTo), limit: REPLAY_PAGE };
+  const at = await notesCreatedBetween(ctx.db, after, upTo);
+  if (!at.size) return [];
+  const query = { missed: [...at.keys()], limit: REPLAY_PAGE };
   const notes =
     stream.kind === "list"
       ? await listNotes(ctx, String(stream.listId), query)
       : await timeline(ctx, stream.kind, query);
-  const positions = await positionsOf(
-    ctx.db,
-    notes.map((note) => note.id),
-  );
-  return inJournalOrder(
-    notes.flatMap((note) => {
-      const at = positions.get(note.id);
-      return at ? [{ event: "note" as const, id: note.id, note, at }] : [];
-    }),
-  );
+  return inJournalOrder(notes.map((note) => ({ event: "note", id: note.id, note, at: at.get(note.id) as Position })));
 }
 
 const inJournalOrder = (events: LiveEvent[]) => events.sort((a, b) => (isAfter(a.at, b.at) ? 1 : -1));

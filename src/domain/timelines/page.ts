@@ -27,10 +27,10 @@ export interface TimelineQuery {
   /** Notes per page, at most PAGE + 1 (GraphQL asks one more to know if there is a next page). */
   limit?: number;
   /**
-   * Only notes for which this holds, at most REPLAY_PAGE of the newest: what a live stream
-   * resumed after it missed (CONTRACT 12; src/domain/live/journal.ts).
+   * Only these notes, at most REPLAY_PAGE of the newest: what a live stream resumed after it
+   * missed (CONTRACT 12; src/domain/live/journal.ts).
    */
-  missed?: Prisma.Sql;
+  missed?: bigint[];
 }
 
 export const REPLAY_PAGE = 100;
@@ -120,7 +120,7 @@ function noteConditions(before: bigint | undefined, query: TimelineQuery): Prism
   return Prisma.join(
     [
       before === undefined ? Prisma.empty : Prisma.sql`AND n.id < ${before}`,
-      query.missed === undefined ? Prisma.empty : Prisma.sql`AND ${query.missed}`,
+      query.missed === undefined ? Prisma.empty : Prisma.sql`AND n.id = ANY(${query.missed}::bigint[])`,
       query.hasAttachment
         ? Prisma.sql`AND EXISTS (SELECT 1 FROM note_attachments x WHERE x.note_id = n.id)`
         : Prisma.empty,
