@@ -4,7 +4,9 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Prisma } from "../src/db/client.ts";
 import { createAnnouncement } from "../src/domain/announcements/service.ts";
+import { JOURNAL_HOURS, pruneJournal } from "../src/domain/live/journal.ts";
 import { directAccount, type TestAccount } from "./support/fixtures.ts";
 import { freshDatabase, startTestServer, type TestServer } from "./support/server.ts";
 import { openSse, type SseClient } from "./support/sse.ts";
@@ -127,6 +129,19 @@ describe("a notifications stream resumed", () => {
     expect(resumed.events.map((e) => e.event)).toEqual(["notification", "announcement"]);
     expect(resumed.events[1].id).toBe(announcement.id.toString());
     expect(JSON.parse(resumed.events[0].data)).toMatchObject({ type: "followed" });
+  });
+});
+
+describe("the journal", () => {
+  it(`forgets events older than ${JOURNAL_HOURS} hours, and only those`, async () => {
+    const { db } = servers[0].services;
+    const old = Prisma.sql`now() - make_interval(hours => ${JOURNAL_HOURS + 1})`;
+    await db.$executeRaw`UPDATE live_events SET created_at = ${old}`;
+    await db.$executeRaw`INSERT INTO live_events (kind, ref_id, created_at) SELECT 'A', g, ${old} FROM generate_series(1, 25000) g`;
+    await db.$executeRaw`INSERT INTO live_events (kind, ref_id) VALUES ('A', 25001), ('A', 25002)`;
+    await pruneJournal(db);
+    const left = await db.$queryRaw<{ id: bigint }[]>`SELECT ref_id AS id FROM live_events ORDER BY seq`;
+    expect(left).toEqual([{ id: 25001n }, { id: 25002n }]);
   });
 });
 

@@ -20,7 +20,6 @@ CREATE TABLE "live_events" (
 CREATE INDEX "live_events_position" ON "live_events" ("xid", "seq");
 -- Last-Event-ID names the note, notification or announcement: its position is found by its id.
 CREATE INDEX "live_events_ref_id" ON "live_events" ("ref_id");
-CREATE INDEX "live_events_created_at" ON "live_events" ("created_at");
 
 DROP TRIGGER "notes_live_created" ON "notes";
 DROP TRIGGER "notes_live_deleted" ON "notes";

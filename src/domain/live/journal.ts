@@ -100,7 +100,7 @@ export async function journalHorizon(db: Db): Promise<Position> {
 
 /**
  * Where a stream resumed with Last-Event-ID `id` (a note, notification or announcement it was
- * sent) stands. An id the journal no longer holds (older than JOURNAL_DAYS) or never held stands
+ * sent) stands. An id the journal no longer holds (older than JOURNAL_HOURS) or never held stands
  * before the first event of a higher id, as ids mostly follow commit order; past every event,
  * at the horizon.
  */
@@ -114,14 +114,22 @@ export async function positionOf(db: Db, id: bigint): Promise<Position> {
   return journalHorizon(db);
 }
 
-/** How long a resumed stream can find where it stood. */
-export const JOURNAL_DAYS = 2;
+/** How long a resumed stream can find where it stood: EventSource reconnects within seconds. */
+export const JOURNAL_HOURS = 6;
+const PRUNE_BATCH = 10_000;
 
-/** Forgets events older than JOURNAL_DAYS, a bounded batch at a time. */
-export async function pruneJournal(db: Db): Promise<number> {
-  return db.$executeRaw`
-    DELETE FROM live_events WHERE seq IN (
-      SELECT seq FROM live_events WHERE created_at < now() - make_interval(days => ${JOURNAL_DAYS}) LIMIT 10000)`;
+/**
+ * Forgets events older than JOURNAL_HOURS, a bounded batch at a time, by seq (which grows with
+ * time): an index on their time would cost every event's insert.
+ */
+export async function pruneJournal(db: Db): Promise<void> {
+  for (let batch = 0; batch < 100; batch++) {
+    const deleted = await db.$executeRaw`
+      DELETE FROM live_events WHERE seq IN (
+        SELECT seq FROM live_events ORDER BY seq LIMIT ${PRUNE_BATCH})
+      AND created_at < now() - make_interval(hours => ${JOURNAL_HOURS})`;
+    if (deleted < PRUNE_BATCH) return;
+  }
 }
 
 interface RawEvent {
