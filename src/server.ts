@@ -1,4 +1,5 @@
 // The Fastify app: the REST route table (health included), GraphQL, OpenAPI and its docs page.
+import { isUtf8 } from "node:buffer";
 import { type IncomingMessage, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
@@ -10,6 +11,7 @@ import { mountGraphql } from "./graphql/mount.ts";
 import { registerCors } from "./http/cors.ts";
 import { JSON_BODY_LIMIT } from "./http/limits.ts";
 import { registerRequestLog, requestIdOf } from "./http/request-log.ts";
+import { registerUnreadBodyDrain } from "./http/unread-body.ts";
 import { sendError } from "./rest/errors.ts";
 import { MethodIndex, mountRoutes } from "./rest/mount.ts";
 import { openApiDocument } from "./rest/openapi.ts";
@@ -45,16 +47,21 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   });
 
   // An empty JSON body reads as no body: "Body: empty object" endpoints take nothing, too.
+  // A body that is not UTF-8 is no JSON: read as text, its bytes would become U+FFFD in what is
+  // stored. It is INVALID_REQUEST (a 400 of Fastify's own, src/rest/errors.ts).
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
+    if (Buffer.isBuffer(body) && !isUtf8(body))
+      return done(Object.assign(new Error("the JSON body is not UTF-8"), { statusCode: 400 }));
     const text = body.toString();
     if (text.trim() === "") return done(null, undefined);
     parseJson(request, text, done);
   });
 
   app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
-  registerRequestLog(app);
+  registerRequestLog(app, services);
+  registerUnreadBodyDrain(app);
 
   // Overload (CONTRACT 10): past a bound on requests in flight, answer at once with 503 and
   // Retry-After rather than queue work the server cannot finish in time.

@@ -87,6 +87,11 @@ export function poolUse(db: Db): { total: number; idle: number; waiting: number 
   return pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
 }
 
+/** Calls `connected` each time the pool of a client made by createDb opens a connection. */
+export function onConnection(db: Db, connected: () => void): void {
+  pools.get(db)?.on("connect", connected);
+}
+
 const ACCOUNT_WRITES = new Set(["update", "upsert", "delete", "updateMany", "updateManyAndReturn", "deleteMany"]);
 
 /** `db`, telling `written` of each account write through it, in transactions too. */

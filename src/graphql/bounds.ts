@@ -9,7 +9,7 @@
 import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
 import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import { createComplexityRule } from "@pothos/plugin-complexity";
-import { GraphQLError, Kind, type ValidationRule, validate } from "graphql";
+import { GraphQLError, Kind, Lexer, Source, TokenKind, type ValidationRule, validate } from "graphql";
 import type { Plugin } from "graphql-yoga";
 
 export const MAX_ROOT_FIELDS = 20;
@@ -18,6 +18,46 @@ export const MAX_DEPTH = 10;
 /** A page of 20 notes with every field of theirs costs a few thousand. */
 export const MAX_COST = 50_000;
 export const MAX_TOKENS = 5_000;
+/**
+ * Brackets (selections, arguments, lists and objects) open at once. graphql-js parses them by
+ * recursion, and a few thousand open ones (within MAX_TOKENS) overflowed the stack: a 500. A
+ * document within MAX_DEPTH, with a fragment or an input object at each level, stays far below.
+ */
+export const MAX_NESTING = 100;
+
+const OPENING = new Set<string>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
+const CLOSING = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
+
+/**
+ * Throws a syntax error when `source` opens more than MAX_NESTING brackets at once, read by
+ * graphql-js's own lexer (strings and comments are no brackets), which does not recurse. A
+ * token the lexer refuses, or MAX_TOKENS of them, end the scan: the parser says those.
+ */
+function refuseDeepNesting(source: string | Source): void {
+  const lexer = new Lexer(typeof source === "string" ? new Source(source) : source);
+  let depth = 0;
+  try {
+    for (let tokens = 0; tokens <= MAX_TOKENS; tokens++) {
+      const kind: string = lexer.advance().kind;
+      if (kind === TokenKind.EOF) return;
+      if (OPENING.has(kind) && ++depth > MAX_NESTING) break;
+      if (CLOSING.has(kind)) depth -= 1;
+    }
+  } catch {
+    return;
+  }
+  if (depth > MAX_NESTING) throw new GraphQLError(`Syntax Error: nested deeper than ${MAX_NESTING} brackets.`);
+}
+
+/** Runs refuseDeepNesting before the parser (the token limit's, from the plugin before this one). */
+const nestingBound: Plugin = {
+  onParse: ({ parseFn, setParseFn }) => {
+    setParseFn((source, options) => {
+      refuseDeepNesting(source);
+      return parseFn(source, options);
+    });
+  },
+};
 
 /** More than MAX_ROOT_FIELDS fields at the root of an operation, fragments included. */
 const rootFieldsRule: ValidationRule = (context) => ({
@@ -95,6 +135,7 @@ export function boundsPlugins(): Plugin[] {
     // Each throws its refusal from the parser or the validator, at once; refusedAs400 below
     // turns it into a 400 answer.
     maxTokensPlugin({ n: MAX_TOKENS }) as Plugin,
+    nestingBound,
     maxAliasesPlugin({ n: MAX_ALIASES, allowList: [] }) as Plugin,
     refusedAs400,
   ];

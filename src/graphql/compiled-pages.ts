@@ -540,6 +540,10 @@ export class CompiledPages {
   /**
    * The key of a request body that may have a plan: a query, its operation's name and its
    * variables (a plan holds their values: a client polling the newest page sends the same ones).
+   * A plan's arguments are scalars, so a body with any other variable has none: its variables
+   * are never serialised, however deep a client nested them. The key is a JSON array: no two
+   * bodies share one (a name containing the separator, no name and an empty one, a number
+   * JSON cannot write).
    */
   static keyOf(body: unknown) {
     if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
@@ -548,7 +552,15 @@ export class CompiledPages {
     if (typeof variables !== "object" || Array.isArray(variables)) return undefined;
     if (operationName != null && typeof operationName !== "string") return undefined;
     const given = (variables ?? {}) as Record<string, unknown>;
-    const key = `${operationName ?? ""}\u0000${query}\u0000${JSON.stringify(given)}`;
+    for (const value of Object.values(given)) {
+      const scalar =
+        value === null ||
+        typeof value === "string" ||
+        typeof value === "boolean" ||
+        (typeof value === "number" && Number.isFinite(value));
+      if (!scalar) return undefined;
+    }
+    const key = JSON.stringify([operationName ?? null, query, given]);
     return { key, query, operationName: operationName ?? undefined, variables: given };
   }
 

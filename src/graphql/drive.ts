@@ -3,6 +3,7 @@
 import { GraphQLUpload } from "graphql-upload-minimal";
 import * as drive from "../domain/drive/service.ts";
 import { fileUrl, thumbnailUrl } from "../domain/drive/urls.ts";
+import { DomainError } from "../domain/errors.ts";
 import { builder, done, limited } from "./builder.ts";
 import { AFTER_DESCRIPTION, connectionType, firstDescription, page, pageComplexity } from "./connection.ts";
 
@@ -64,7 +65,10 @@ builder.mutationFields((t) => ({
       nsfw: t.arg.boolean(),
     },
     resolve: limited("upload", async (_root, args, ctx) => {
-      const file = await args.file;
+      // An upload that never came (missing, or its body cut short: multipart-parts.ts) is the client's.
+      const file = await Promise.resolve(args.file).catch(() => {
+        throw new DomainError("INVALID_REQUEST");
+      });
       return drive.uploadDriveFileFromStream(ctx, {
         name: args.name ?? file.filename,
         nsfw: args.nsfw ?? undefined,

@@ -3,6 +3,8 @@
 // uploads streamed, Idempotency-Key on mutations; subscriptions over SSE (yoga's, an EventSource's
 // GET included) and over WebSocket (graphql-ws) on the same path.
 
+import { isUtf8 } from "node:buffer";
+import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import websocket from "@fastify/websocket";
@@ -27,7 +29,7 @@ import { DomainError } from "../domain/errors.ts";
 import { authenticate } from "../domain/sessions/caller.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import { JSON_BODY_LIMIT } from "../http/limits.ts";
-import { logAccount } from "../http/request-log.ts";
+import { databaseOutage, logAccount } from "../http/request-log.ts";
 import { answerFor, sendError } from "../rest/errors.ts";
 import type { RateLimits } from "../rest/rate-limits.ts";
 import { boundsPlugins, MAX_TOKENS } from "./bounds.ts";
@@ -35,6 +37,7 @@ import type { GraphqlContext } from "./builder.ts";
 import { answerPage, type CompiledPage, CompiledPages } from "./compiled-pages.ts";
 import { DocumentCache, noErrorCache } from "./document-cache.ts";
 import { schema } from "./index.ts";
+import { type CountedBody, countParts, TOO_MANY_PARTS } from "./multipart-parts.ts";
 import { type ReceivedOperation, receiveUploads } from "./received-uploads.ts";
 import { useReadReplicas } from "./replicas.ts";
 import { useContextPerEvent } from "./subscription.ts";
@@ -44,6 +47,20 @@ import { useContextPerEvent } from "./subscription.ts";
  * from another site's form: yoga's own, Apollo's, and Authorization (a Bearer token).
  */
 const CSRF_HEADERS = ["x-graphql-yoga-csrf", "apollo-require-preflight", "authorization"];
+
+/**
+ * A JSON body that is not UTF-8: read as text, its strings would carry U+FFFD where its bytes
+ * were, and be stored so. Refused as a body that is no JSON, in yoga's words and code.
+ */
+const NOT_UTF8 = Symbol("a JSON body that is not UTF-8");
+const NOT_UTF8_REFUSAL = {
+  errors: [{ message: "POST body sent invalid JSON: it is not UTF-8.", extensions: { code: "BAD_REQUEST" } }],
+};
+
+/** A multipart body that is no GraphQL multipart request, or past its limits: REST's code for a form past its. */
+function multipartRefusal(message: string) {
+  return { errors: [{ message, extensions: { code: "INVALID_REQUEST" } }] };
+}
 
 /** A request without any of CSRF_HEADERS that a browser could have sent from another site. */
 const CSRF_REFUSAL = {
@@ -104,14 +121,7 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
     // Bodies are bounded before yoga sees them: JSON by Fastify's 1 MiB limit, uploads by the
     // streaming limits below. Yoga's own Content-Length check would refuse a legal 100 MB upload.
     maxRequestBodySize: false,
-    logging: {
-      debug: (...args) => services.log.debug(args),
-      info: (...args) => services.log.info(args),
-      warn: (...args) => services.log.warn(args),
-      // A refused request (a subscription's RATE_LIMITED, missing credentials) is the client's,
-      // not the server's: yoga logs each error it masks, expected or not.
-      error: (...args) => (args.every(isRefusal) ? services.log.debug(args) : services.log.error(args)),
-    },
+    logging: yogaLogging(services),
     context: async ({ req }): Promise<GraphqlContext> => {
       const caller = await authenticate(services, credentialsOf(req), req.ip);
       logAccount(req, caller.account?.id);
@@ -161,28 +171,35 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
     // does not take with 415 (below).
     const parseJson = scope.getDefaultJsonParser("error", "error");
     scope.removeContentTypeParser("application/json");
-    scope.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    scope.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
+      if (Buffer.isBuffer(body) && !isUtf8(body)) return done(null, NOT_UTF8);
       const text = body.toString();
       if (text.trim() === "") return done(null, undefined);
       parseJson(request, text, (err, parsed) => done(null, err ? text : parsed));
     });
     scope.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => done(null, body));
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      if (request.body === NOT_UTF8) return reply.code(400).send(NOT_UTF8_REFUSAL);
       const multipart = request.headers["content-type"]?.startsWith("multipart/form-data") ?? false;
       // A multipart body is read here, before yoga's CSRF check sees it: checked first, so a
       // form posted from another site is refused before a byte of its file is read.
       if (multipart && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined)) {
         return reply.code(403).send(CSRF_REFUSAL);
       }
+      let counted: CountedBody | undefined;
       if (multipart) {
+        counted = countParts(request.raw);
         try {
-          request.body = await processRequest(request.raw, reply.raw, {
+          // processRequest reads the request's headers and its stream: the counted body has both.
+          request.body = await processRequest(counted as unknown as IncomingMessage, reply.raw, {
             maxFileSize: MAX_FILE_SIZE + 1,
             maxFiles: 1,
             maxFieldSize: JSON_BODY_LIMIT,
           });
-        } catch {
-          return reply.code(400).send({ error: "INVALID_REQUEST" });
+        } catch (err) {
+          // graphql-upload-minimal's words are for clients: which field is wrong, or missing.
+          const message = counted.tooManyParts ? TOO_MANY_PARTS : (err as Error).message;
+          return reply.code(400).send(multipartRefusal(message));
         }
       }
       // Idempotency-Key on a GraphQL request: its JSON body is the fingerprint; an upload's
@@ -263,6 +280,13 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
         !("data" in JSON.parse(body.toString()))
       ) {
         status = 400;
+      }
+      // Parts past the limit end the body before the file they follow ends: whatever the
+      // operation made of that, the request is refused whole (nothing of its file was kept).
+      if (counted?.tooManyParts) {
+        status = 400;
+        headers["content-type"] = "application/json; charset=utf-8";
+        body = Buffer.from(JSON.stringify(multipartRefusal(TOO_MANY_PARTS)));
       }
       // Yoga's CSRF refusal (its only 403) carries no code: the same answer as ours above.
       if (status === 403 && !body.includes('"code"')) {
@@ -345,7 +369,8 @@ async function compiledAnswer(services: Services, request: FastifyRequest, plan:
     if (services.replicas) ctx.db = await services.replicas.readsFor(caller.account?.id);
     return await answerPage(ctx, plan);
   } catch (err) {
-    if (!(err instanceof DomainError))
+    if (answerFor(err).outage === "database") databaseOutage(services).failed(err, "error");
+    else if (!(err instanceof DomainError))
       services.log.warn({ err }, "a compiled GraphQL page failed; the executor answers it");
     return undefined;
   }
@@ -404,10 +429,40 @@ function credentialsOf(req: FastifyRequest): string | undefined {
   return fromEventSource(req.method, req.headers.accept) ? `Bearer ${token}` : undefined;
 }
 
-/** What yoga logs of an error it masked: a DomainError a client is answered, not a failure. */
-function isRefusal(logged: unknown): boolean {
-  const cause = logged instanceof GraphQLError ? logged.originalError : logged;
-  return cause instanceof DomainError && answerFor(cause).status < 500;
+/**
+ * Yoga's log lines in pino's terms: an error as `err` (pino's own serialiser writes its message
+ * and stack; yoga's arguments as they came were written `{"0":{}}`), once, as yoga logs each
+ * error it masks twice. A refusal (a subscription's RATE_LIMITED, missing credentials) is the
+ * client's, not the server's; the database out of reach is said once per outage, as REST says it.
+ */
+function yogaLogging(services: Services) {
+  const logged = new WeakSet<object>();
+  const line =
+    (level: "debug" | "info" | "warn") =>
+    (...args: unknown[]) => {
+      const err = args.find((arg) => arg instanceof Error);
+      const words = args.filter((arg) => typeof arg === "string").join(" ");
+      services.log[level](err ? { err } : {}, words || (err as Error | undefined)?.message || "graphql-yoga");
+    };
+  return {
+    debug: line("debug"),
+    info: line("info"),
+    warn: line("warn"),
+    error: (...args: unknown[]) => {
+      for (const arg of args) {
+        if (typeof arg === "object" && arg !== null) {
+          if (logged.has(arg)) continue;
+          logged.add(arg);
+        }
+        const cause = asDomainError(arg instanceof GraphQLError ? (arg.originalError ?? arg) : arg);
+        const answer = answerFor(cause);
+        if (answer.outage === "database") databaseOutage(services).failed(cause, "error");
+        else if (answer.status < 500 || cause instanceof DomainError)
+          services.log.debug({ err: cause }, "GraphQL request refused");
+        else services.log.error({ err: cause }, "GraphQL operation failed");
+      }
+    },
+  };
 }
 
 /** A result without `extensions.http` (a status and headers), which yoga's HTTP answers leave out too. */

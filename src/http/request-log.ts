@@ -1,11 +1,13 @@
 // Request ids and what a request's log lines say of it: the id a caller sent in X-Request-Id
 // (when sane) or a fresh UUID, echoed in the answer; the caller's account once known; the error
-// code of a failed answer on Fastify's "request completed" line.
+// code of a failed answer on Fastify's "request completed" line; a failed answer's cause, said
+// once per outage rather than once per request.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import { type RequestLogFields, requestLogFields } from "../log.ts";
+import { type Db, onConnection } from "../db/client.ts";
+import { RepeatedFailure, type RequestLogFields, requestLogFields } from "../log.ts";
 
 const SANE_REQUEST_ID = /^[\x20-\x7e]{1,128}$/;
 
@@ -20,12 +22,51 @@ export function requestIdOf(request: IncomingMessage): string {
 }
 
 const FIELDS = Symbol("request log fields");
-type WithFields = FastifyRequest & { [FIELDS]?: RequestLogFields };
+const OUTAGE = Symbol("database outage");
+type WithFields = FastifyRequest & { [FIELDS]?: RequestLogFields; [OUTAGE]?: RepeatedFailure };
+
+const outages = new WeakMap<Db, RepeatedFailure>();
+
+/**
+ * The database out of reach, as answers say it (REST's and GraphQL's 503): its first refusal is
+ * logged, with its cause, and then nothing until the pool connects again, which is said too. A
+ * stopped database refused some 90 requests a second, each once logged with its stack.
+ */
+export function databaseOutage(services: { db: Db; log: Logger }): RepeatedFailure {
+  let outage = outages.get(services.db);
+  if (!outage) {
+    const created = new RepeatedFailure(services.log, "the database is out of reach: requests are answered 503");
+    onConnection(services.db, () => created.succeeded());
+    outages.set(services.db, created);
+    outage = created;
+  }
+  return outage;
+}
+
+/** What a failed answer says of why: `outage` when the database could not be reached. */
+export interface Failure {
+  status: number;
+  outage?: "database";
+}
+
+/**
+ * Logs a failed answer's cause: an unexpected failure (500) each time, with its stack; the
+ * database out of reach once per outage; a 503 the domain chose (not ready, a provider down) at
+ * debug, as its own code says why where it knows.
+ */
+export function logFailure(request: FastifyRequest, err: unknown, failure: Failure): void {
+  if (failure.status < 500) return;
+  const outage = (request as WithFields)[OUTAGE];
+  if (failure.outage === "database" && outage) outage.failed(err, "error");
+  else if (failure.status === 503) request.log.debug({ err }, "request refused: unavailable");
+  else request.log.error({ err }, "request failed");
+}
 
 /** An error answer's code: REST's `{"error": CODE}`, GraphQL's `errors[0].extensions.code`. */
 const ERROR_CODE = /"(?:error|code)":"([A-Z][A-Z_]*)"/;
 
-export function registerRequestLog(app: FastifyInstance): void {
+export function registerRequestLog(app: FastifyInstance, services: { db: Db; log: Logger }): void {
+  const outage = databaseOutage(services);
   // First of all hooks, so that every answer (a 503 when overloaded, a 429) carries the id, and
   // everything after runs with the request's log fields (Fastify carries the async context
   // through body parsing).
@@ -33,6 +74,7 @@ export function registerRequestLog(app: FastifyInstance): void {
     reply.header("x-request-id", request.id);
     const fields: RequestLogFields = { reqId: request.id };
     (request as WithFields)[FIELDS] = fields;
+    (request as WithFields)[OUTAGE] = outage;
     requestLogFields.run(fields, done);
   });
   app.addHook("onSend", async (request, reply, payload) => {

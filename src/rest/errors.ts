@@ -3,6 +3,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { asDomainError } from "../db/client.ts";
 import { DomainError, type ErrorCode } from "../domain/errors.ts";
+import { logFailure } from "../http/request-log.ts";
 
 export const STATUS: Record<ErrorCode, number> = {
   INVALID_ACCOUNT_NAME: 400,
@@ -69,6 +70,8 @@ export interface ErrorAnswer {
   status: number;
   code: ErrorCode;
   headers: Record<string, string>;
+  /** What is out of reach, when that is why (src/http/request-log.ts says it once per outage). */
+  outage?: "database";
 }
 
 const RETRY_AFTER_SECONDS = "1";
@@ -109,7 +112,12 @@ export function answerFor(thrown: unknown, overrides: StatusOverrides = {}): Err
     return { status, code: err.code, headers };
   }
   if (databaseUnreachable(err)) {
-    return { status: 503, code: "SERVICE_UNAVAILABLE", headers: { "retry-after": RETRY_AFTER_SECONDS } };
+    return {
+      status: 503,
+      code: "SERVICE_UNAVAILABLE",
+      headers: { "retry-after": RETRY_AFTER_SECONDS },
+      outage: "database",
+    };
   }
   // Fastify's own failures carry a status: malformed JSON, oversized body, bad content type.
   const status = (err as { statusCode?: unknown })?.statusCode;
@@ -124,7 +132,7 @@ export function answerFor(thrown: unknown, overrides: StatusOverrides = {}): Err
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown, overrides?: StatusOverrides) {
   const answer = answerFor(err, overrides);
-  if (answer.status >= 500) request.log.error({ err }, "request failed");
+  logFailure(request, err, answer);
   // Always JSON, whatever a failed answer had set before (a file's type, say).
   return reply
     .code(answer.status)

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { MAX_LAG_SECONDS } from "../../db/replicas.ts";
 import type { Services } from "../../domain/context.ts";
 import { DomainError } from "../../domain/errors.ts";
+import { RepeatedFailure } from "../../log.ts";
 import { METRICS_CONTENT_TYPE, scrapeMetrics } from "../../metrics.ts";
 import { rebuildRunning, searchIndexCompleteness } from "../../search/rebuild.ts";
 import { route } from "../route.ts";
@@ -70,21 +71,39 @@ async function degradable(services: Services): Promise<Pick<Checks, "redis" | "r
   return checks;
 }
 
-/** Undefined when something needed does not answer (503). */
+const unready = new WeakMap<Services["log"], RepeatedFailure>();
+
+/**
+ * Undefined when something needed does not answer (503). Why is logged once when it starts and
+ * once when it ends: a load balancer asks every few seconds, each time a stack trace before.
+ */
 async function readiness(services: Services): Promise<Readiness | NotReady | undefined> {
+  let said = unready.get(services.log);
+  if (!said) {
+    said = new RepeatedFailure(services.log, "not ready: the database, the file store or Meilisearch does not answer");
+    unready.set(services.log, said);
+  }
   try {
-    return await checkReadiness(services);
-  } catch {
+    const ready = await checkReadiness(services);
+    if ("error" in ready) said.failed(ready.failure);
+    else said.succeeded();
+    return "error" in ready ? { error: ready.error, checks: ready.checks } : ready;
+  } catch (err) {
+    said.failed(err);
     return undefined;
   }
 }
 
-/** Ready, or which needed dependency is down. */
-async function checkReadiness(services: Services): Promise<Readiness | NotReady> {
+/** Ready, or which needed dependency is down and the first failure (for the log). */
+async function checkReadiness(services: Services): Promise<Readiness | (NotReady & { failure: unknown })> {
+  const failures: unknown[] = [];
   const check = (done: Promise<unknown>) =>
     done.then(
       () => "up" as const,
-      () => "down" as const,
+      (err) => {
+        failures.push(err);
+        return "down" as const;
+      },
     );
   // Each needed dependency is asked, so that the answer names every one that is down.
   const [database, storage, others] = await Promise.all([
@@ -92,14 +111,21 @@ async function checkReadiness(services: Services): Promise<Readiness | NotReady>
     check(services.storage.check()),
     degradable(services),
   ]);
-  const notReady = (checks: NonNullable<NotReady["checks"]>) => ({ error: "SERVICE_UNAVAILABLE" as const, checks });
+  const notReady = (checks: NonNullable<NotReady["checks"]>) => ({
+    error: "SERVICE_UNAVAILABLE" as const,
+    checks,
+    failure: failures[0],
+  });
   if (database === "down" || storage === "down") return notReady({ database, storage, ...others });
   const checks: Checks = { database, storage, ...others };
   if (!services.search) return { checks };
   const found = await searchIndexCompleteness(services.db, services.search);
   const ready = (search: SearchReadiness) => ({ checks, search });
   if (found.complete) return ready({ index: "complete" });
-  if (!found.answers) return notReady({ ...checks, search: "down" });
+  if (!found.answers) {
+    failures.push(new Error(`Meilisearch does not answer: ${found.reason}`));
+    return notReady({ ...checks, search: "down" });
+  }
   if (await rebuildRunning(services.db, services.search.name))
     return ready({ index: "rebuilding", detail: `${found.reason}; a rebuild is under way` });
   const action = {
