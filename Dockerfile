@@ -30,6 +30,9 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
 EXPOSE 3000
+# /healthz says the process serves. One whose embedded PostgreSQL died and cannot be started again
+# exits with code 1 rather than stay healthy answering 503 (README, "Operator CLI"); give the
+# container a restart policy.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Exec form, node itself: it is the process `docker stop`'s SIGTERM reaches (graceful shutdown);
