@@ -1,7 +1,7 @@
 // Mail loses nothing (issue 26): it is queued in the transaction of what causes it and sent after
 // the answer by a worker on every instance (src/mail/queue.ts). With SMTP refusing, with an SMTP
-// server that never greets, with an outbox folder that cannot be written, the registration
-// answers at once and its mail arrives once the fault is gone; two instances send each mail once,
+// server that never greets or stalls after DATA, with an outbox folder that cannot be written,
+// the registration answers at once and its mail arrives once the fault is gone; two instances send each mail once,
 // and the mail an instance claimed before it died is sent by another. GET /metrics counts it.
 import fs from "node:fs";
 import path from "node:path";
@@ -78,6 +78,27 @@ describe("the mail queue", () => {
     } finally {
       await server.close();
       await door.close();
+      await smtp.close();
+    }
+  });
+
+  it("an SMTP server that stalls after DATA: answered at once, the send times out and is retried", async () => {
+    const smtp = await startSmtp();
+    smtp.stalling = true;
+    // 1.5 s of silence instead of 30.
+    const server = await startTestServer({ ...FAST, SMTP_URL: `smtp://127.0.0.1:${smtp.port}/?socketTimeout=1500` });
+    try {
+      expect((await register(server, "stall1")).status).toBe(200);
+      // Answered while the server sits on the mail's data, unanswered.
+      await expect.poll(() => smtp.stalled, WAIT).toBeGreaterThanOrEqual(1);
+      const waiting = await server.services.db.mailOutbox.findMany({ select: { attempts: true, claimedBy: true } });
+      expect(waiting).toEqual([{ attempts: 0, claimedBy: expect.any(String) }]);
+      await expect.poll(() => metric(server, "murmur_mail_failed_total"), WAIT).toBeGreaterThanOrEqual(1);
+      smtp.stalling = false;
+      await expect.poll(() => smtp.to("stall1@example.com").length, WAIT).toBe(1);
+      await expect.poll(() => metric(server, "murmur_mail_queued"), WAIT).toBe(0);
+    } finally {
+      await server.close();
       await smtp.close();
     }
   });

@@ -1,5 +1,6 @@
-// A real SMTP server (smtp-server) that keeps what it receives, and a door in front of one that
-// holds connections unanswered until opened: an SMTP server that never greets.
+// A real SMTP server (smtp-server) that keeps what it receives (or, told to, stalls after DATA),
+// and a door in front of one that holds connections unanswered until opened: an SMTP server that
+// never greets.
 import net from "node:net";
 import { SMTPServer } from "smtp-server";
 
@@ -15,18 +16,30 @@ export interface TestSmtp {
   received: ReceivedMail[];
   /** What was received for `to`. */
   to(address: string): ReceivedMail[];
+  /** While true, a message's data is read and never answered: an SMTP server that stalls after DATA. */
+  stalling: boolean;
+  /** Messages left unanswered so far. */
+  stalled: number;
   close(): Promise<void>;
 }
 
 /** `port`: a given one (an SMTP server that comes back where it was); any free one by default. */
 export async function startSmtp(port = 0): Promise<TestSmtp> {
   const received: ReceivedMail[] = [];
+  const state = { stalling: false, stalled: 0 };
   const smtp = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS"],
     onData(stream, session, callback) {
       let data = "";
       stream.setEncoding("utf8");
+      if (state.stalling) {
+        stream.resume();
+        stream.on("end", () => {
+          state.stalled += 1;
+        });
+        return;
+      }
       stream.on("data", (chunk: string) => {
         data += chunk;
       });
@@ -45,6 +58,15 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
     port: (smtp.server.address() as net.AddressInfo).port,
     received,
     to: (address) => received.filter((m) => m.to.includes(address)),
+    get stalling() {
+      return state.stalling;
+    },
+    set stalling(value) {
+      state.stalling = value;
+    },
+    get stalled() {
+      return state.stalled;
+    },
     close: () => new Promise<void>((resolve) => smtp.close(() => resolve())),
   };
 }
