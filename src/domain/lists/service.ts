@@ -87,6 +87,11 @@ function seenBy<L extends Pick<ListView, "public" | "ownerId">>(list: L | null, 
   return list;
 }
 
+/** seenBy's rule as a condition: whether the viewer may see the list (it exists, and is public or its own). */
+function seenBySql(list: Prisma.Sql, viewer: Viewer): Prisma.Sql {
+  return Prisma.sql`EXISTS (SELECT FROM lists l WHERE l.id = ${list} AND (l.public OR l.owner_id = ${viewer.id}))`;
+}
+
 /** A list of the caller's own; anyone else's is LIST_NOTFOUND. */
 async function ownList(ctx: Context, listId: string): Promise<ListView> {
   const owner = requireAccount(ctx);
@@ -216,11 +221,11 @@ export async function listNotes<T = NoteView>(
 }
 
 /**
- * Whether note `n` is on a list's timeline for `viewer`, as a condition on one note: authorsPage's
- * rule for the list's assignees (live updates ask it for every list stream at once, the list and
- * the viewer columns).
+ * Whether note `n` is on a list's timeline for `viewer`, as a condition on one note: listNotes'
+ * rules, the list's own included (live updates ask it for every list stream at once, the list
+ * and the viewer columns: a list made private or deleted shows its old readers nothing more).
  */
 export function listRule(list: Prisma.Sql, viewer: Viewer): Prisma.Sql {
-  return Prisma.sql`n.author_id IN (${assigneesOf(list)}) AND n.visibility <> 'direct'
+  return Prisma.sql`${seenBySql(list, viewer)} AND n.author_id IN (${assigneesOf(list)}) AND n.visibility <> 'direct'
     AND ${audienceSql(viewer)} ${unfrozenSql(undefined)} ${unmutedSql(viewer)}`;
 }

@@ -173,9 +173,14 @@ export class LiveHub {
     return [...this.streams].filter((s) => s.kind === kind);
   }
 
-  private async notesCreated(run: JournalEvent[]): Promise<void> {
+  /**
+   * Which streams each note of `notes` (a statement of rows `n`: id, author_id, visibility,
+   * send_to_id) belongs on, by the timelines' own rules, for every stream at once.
+   */
+  private async showing(notes: Prisma.Sql) {
     const [global, home, lists] = [this.of("global"), this.of("home"), this.of("list")];
-    if (!global.length && !home.length && !lists.length) return;
+    const shown = new Map<bigint, LiveStream[]>();
+    if (!global.length && !home.length && !lists.length) return shown;
     const homeViewers = [...new Set(home.map((s) => s.viewer?.id as bigint))];
     const viewer = { id: Prisma.sql`s.v` };
     const rows = await this.services.db.$queryRaw<{ id: bigint; global: boolean; home: bigint[]; lists: number[] }[]>`
@@ -184,40 +189,50 @@ export class LiveHub {
         ARRAY(SELECT s.k FROM unnest(${lists.map((s) => s.viewer?.id)}::bigint[], ${lists.map((s) => s.listId)}::bigint[],
             ${lists.map((_, k) => k)}::int[]) AS s(v, l, k)
           WHERE ${listRule(Prisma.sql`s.l`, viewer)}) AS lists
-      FROM notes n WHERE n.id = ANY(${run.map((e) => e.refId)}::bigint[])`;
-    const shown = rows.filter((r) => r.global || r.home.length || r.lists.length);
-    if (!shown.length) return;
+      FROM (${notes}) n`;
+    for (const row of rows) {
+      const viewers = new Set(row.home);
+      const streams = [
+        ...(row.global ? global : []),
+        ...home.filter((s) => viewers.has(s.viewer?.id as bigint)),
+        ...row.lists.map((k) => lists[k]),
+      ];
+      if (streams.length) shown.set(row.id, streams);
+    }
+    return shown;
+  }
+
+  private async notesCreated(run: JournalEvent[]): Promise<void> {
+    const shown = await this.showing(
+      Prisma.sql`SELECT * FROM notes WHERE id = ANY(${run.map((e) => e.refId)}::bigint[])`,
+    );
+    if (!shown.size) return;
     const notes = await notesSelectedBy(
       { ...this.services, caller: {} },
-      Prisma.sql`SELECT n.* FROM notes n WHERE n.id = ANY(${shown.map((r) => r.id)}::bigint[])`,
+      Prisma.sql`SELECT n.* FROM notes n WHERE n.id = ANY(${[...shown.keys()]}::bigint[])`,
     );
     const byId = new Map(notes.map((n) => [n.id, n]));
-    const rules = new Map(shown.map((r) => [r.id, r]));
     for (const { at, refId } of run) {
       const note = byId.get(refId);
-      const row = rules.get(refId);
-      if (!note || !row) continue;
+      if (!note) continue;
       const event = { event: "note", id: refId, note, at } as const;
-      if (row.global) for (const s of global) s.push(event);
-      const viewers = new Set(row.home);
-      for (const s of home) if (viewers.has(s.viewer?.id as bigint)) s.push(event);
-      for (const k of row.lists) lists[k].push(event);
+      for (const s of shown.get(refId) ?? []) s.push(event);
     }
   }
 
   /**
-   * A deleted note's row is gone, so no rule can be asked of it: its id goes to every stream
-   * that may have shown it, global streams for a public note, every home and list stream unless
-   * it was direct (an id tells nothing of a note one did not see).
+   * A deleted note's row is gone: its rules are asked of what the journal kept of it (its author
+   * and visibility), so its id goes only to the streams that could have shown it.
    */
   private async notesDeleted(run: JournalEvent[]): Promise<void> {
-    for (const { at, refId, detail } of run) {
-      const visibility = detail?.split(".")[1];
-      if (visibility === "direct") continue;
+    const [authors, visibilities] = [run.map((e) => e.detail?.split(".")[0]), run.map((e) => e.detail?.split(".")[1])];
+    const shown = await this.showing(Prisma.sql`
+      SELECT d.id, d.author_id, d.visibility, NULL::bigint AS send_to_id
+      FROM unnest(${run.map((e) => e.refId)}::bigint[], ${authors}::bigint[], ${visibilities}::text[])
+        AS d(id, author_id, visibility)`);
+    for (const { at, refId } of run) {
       const event = { event: "delete", id: refId, at } as const;
-      for (const s of this.streams) {
-        if (s.kind === "home" || s.kind === "list" || (s.kind === "global" && visibility === "public")) s.push(event);
-      }
+      for (const s of shown.get(refId) ?? []) s.push(event);
     }
   }
 
