@@ -159,11 +159,11 @@ export class MailWorker {
           WHERE id = ANY(${ids}) AND claimed_by = ${claim}`.catch(() => {}),
       (LEASE_SECONDS * 1000) / 3,
     );
-    try {
-      await Promise.all(claimed.map((mail) => this.attempt(mail, claim)));
-    } finally {
-      clearInterval(renew);
-    }
+    // Every attempt ends before the lease stops being renewed, whichever fails.
+    const ended = await Promise.allSettled(claimed.map((mail) => this.attempt(mail, claim)));
+    clearInterval(renew);
+    const failed = ended.find((one) => one.status === "rejected");
+    if (failed) throw failed.reason;
     return claimed.length;
   }
 
