@@ -27,6 +27,7 @@ import type { Context, Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { authenticate } from "../domain/sessions/caller.ts";
+import { answerHeaders } from "../http/hop-by-hop.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import { JSON_BODY_LIMIT } from "../http/limits.ts";
 import { databaseOutage, logAccount } from "../http/request-log.ts";
@@ -248,11 +249,7 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
         // A subscription over SSE is passed on as it comes, its connection closed with it (an
         // idle keep-alive socket would hold a shutdown back).
         if (response.body && response.headers.get("content-type")?.startsWith("text/event-stream")) {
-          const streamed: Record<string, string> = {};
-          response.headers.forEach((value, key) => {
-            streamed[key] = value;
-          });
-          Object.assign(streamed, { connection: "close", "x-accel-buffering": "no" });
+          const streamed = { ...answerHeaders(response.headers), connection: "close", "x-accel-buffering": "no" };
           return reply
             .status(response.status)
             .headers(streamed)
@@ -266,10 +263,8 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
       } finally {
         await uploads?.discard();
       }
-      const headers: Record<string, string> = {};
-      response.headers.forEach((value, key) => {
-        if (key !== "content-length") headers[key] = value;
-      });
+      // Whole, in one framing: yoga's multipart/mixed says it is chunked.
+      const headers = answerHeaders(response.headers);
       // A request error (it failed to parse, validate or keep within the bounds, so nothing ran
       // and there is no `data`) is 400 for every client, as GraphQL over HTTP has it for
       // application/graphql-response+json; yoga would answer application/json clients 200.

@@ -14,6 +14,7 @@ import { deleteExpiredInstanceLeases, sessionName } from "../db/instance-lease.t
 import type { Caller, Services } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import { RepeatedFailure } from "../log.ts";
+import { answerHeaders } from "./hop-by-hop.ts";
 
 const LIFETIME_MS = 24 * 60 * 60 * 1000;
 const WAIT_MS = 10_000;
@@ -202,9 +203,13 @@ async function takeOver(services: Services, owner: string, key: string, from: st
   return taken === 1;
 }
 
-/** The answer a first request with the same Idempotency-Key got, marked as a replay. */
+/**
+ * The answer a first request with the same Idempotency-Key got, marked as a replay. Its framing
+ * is this answer's own: GraphQL's multipart/mixed answers were kept with yoga's
+ * `Transfer-Encoding: chunked` before test/framing.test.ts.
+ */
 export function replay(reply: FastifyReply, answer: StoredAnswer) {
-  reply.code(answer.status).headers({ ...answer.headers, "idempotent-replayed": "true" });
+  reply.code(answer.status).headers({ ...answerHeaders(answer.headers), "idempotent-replayed": "true" });
   if (answer.body === undefined) return reply.send();
   if (!reply.hasHeader("content-type")) reply.type("application/json; charset=utf-8");
   return reply.send(answer.body);
