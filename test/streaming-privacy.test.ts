@@ -38,7 +38,7 @@ async function call(method: string, path: string, who: TestAccount, body?: unkno
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("a list stream", () => {
-  it("shows nothing more once the list is made private, and ends showing when it is deleted", async () => {
+  it("shows nothing more to a reader once the list is made private, nor to anyone once it is deleted", async () => {
     const [bob, alice, eve, zed] = await Promise.all(
       ["lbob", "lalice", "leve", "lzed"].map((name) => directAccount(server, name)),
     );
@@ -57,6 +57,11 @@ describe("a list stream", () => {
     await sleep(300);
     expect(alices.events.map((e) => e.id)).toEqual([before.id]);
     expect((await server.request("GET", `/lists/${list.id}/notes`, { token: alice.token })).status).toBe(404);
+
+    expect((await server.request("DELETE", `/lists/${list.id}`, { token: bob.token })).status).toBe(204);
+    await call("POST", "/notes", zed, { content: "list gone" });
+    await sleep(300);
+    expect(bobs.events.map((e) => e.id)).toEqual([before.id, secret.id]);
   });
 });
 

@@ -2,12 +2,12 @@
 // assigning is all-or-nothing, and new assignees of a public list are notified (`listed`).
 import { orGone, Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
-import { checkStorable, codePoints } from "../accounts/rules.ts";
+import { checkNotBlank, checkStorable, codePoints } from "../accounts/rules.ts";
 import { findPublicAccount, PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
-import { audienceSql, unfrozenSql, unmutedSql, type Viewer } from "../notes/visibility.ts";
+import { audienceSql, authorDeletedSql, unfrozenSql, unmutedSql, type Viewer } from "../notes/visibility.ts";
 import { notify } from "../notifications/notify.ts";
 import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
@@ -46,7 +46,7 @@ const LIST_RULE = { id: true, ownerId: true, public: true } satisfies Prisma.Lis
 function checkTitle(title: string): void {
   checkStorable(title);
   if (codePoints(title) > MAX_TITLE) throw new DomainError("TITLE_TOO_LONG");
-  if (title.trim() === "") throw new DomainError("INVALID_REQUEST");
+  checkNotBlank(title);
 }
 
 /** A list the caller may see: a public one, or its own. */
@@ -228,4 +228,14 @@ export async function listNotes<T = NoteView>(
 export function listRule(list: Prisma.Sql, viewer: Viewer): Prisma.Sql {
   return Prisma.sql`${seenBySql(list, viewer)} AND n.author_id IN (${assigneesOf(list)}) AND n.visibility <> 'direct'
     AND ${audienceSql(viewer)} ${unfrozenSql(undefined)} ${unmutedSql(viewer)}`;
+}
+
+/**
+ * Whether a list's timeline may have shown the deleted note `n` to `viewer`: listRule, where what
+ * the deletion of its author's account removed meanwhile (the list membership, its unfrozen
+ * state) counts as still there.
+ */
+export function listMayHaveShown(list: Prisma.Sql, viewer: Viewer): Prisma.Sql {
+  return Prisma.sql`${seenBySql(list, viewer)} AND n.visibility <> 'direct'
+    AND (${authorDeletedSql} OR (n.author_id IN (${assigneesOf(list)}) AND ${audienceSql(viewer)}))`;
 }

@@ -10,14 +10,28 @@ import { RepeatedFailure } from "../../log.ts";
 import { PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
 import type { Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
-import { listRule } from "../lists/service.ts";
+import { listMayHaveShown, listRule } from "../lists/service.ts";
+import type { Viewer } from "../notes/visibility.ts";
 import { ACCOUNT_CHANGES_CHANNEL } from "../sessions/caller-cache.ts";
 import { notesSelectedBy } from "../timelines/page.ts";
-import { globalRule, homeRule } from "../timelines/service.ts";
+import { globalRule, homeMayHaveShown, homeRule } from "../timelines/service.ts";
 import { BATCH, type JournalEvent, journalHorizon, type Position, pruneJournal, readJournal } from "./journal.ts";
 import type { EndReason, LiveStream } from "./stream.ts";
 
 const LIVE_CHANNEL = "murmur_live";
+
+/** Which streams a new note belongs on: the timelines' rules, a viewer column per stream. */
+const CREATED = {
+  global: globalRule(undefined),
+  home: (viewer: Viewer) => homeRule(viewer, undefined),
+  list: listRule,
+};
+/** Which streams may have shown a deleted note. */
+const DELETED: typeof CREATED = {
+  global: Prisma.sql`n.visibility = 'public'`,
+  home: homeMayHaveShown,
+  list: listMayHaveShown,
+};
 /** Streams one account may hold open on an instance, and one IP without credentials. */
 export const MAX_STREAMS = 20;
 /** How soon the journal is read again while an older transaction holds events back. */
@@ -175,20 +189,21 @@ export class LiveHub {
 
   /**
    * Which streams each note of `notes` (a statement of rows `n`: id, author_id, visibility,
-   * send_to_id) belongs on, by the timelines' own rules, for every stream at once.
+   * send_to_id) belongs on, by the timelines' rules (`created`, or the rules of what they may have
+   * shown of a deleted note), for every stream at once.
    */
-  private async showing(notes: Prisma.Sql) {
+  private async showing(notes: Prisma.Sql, rules: typeof CREATED) {
     const [global, home, lists] = [this.of("global"), this.of("home"), this.of("list")];
     const shown = new Map<bigint, LiveStream[]>();
     if (!global.length && !home.length && !lists.length) return shown;
     const homeViewers = [...new Set(home.map((s) => s.viewer?.id as bigint))];
     const viewer = { id: Prisma.sql`s.v` };
     const rows = await this.services.db.$queryRaw<{ id: bigint; global: boolean; home: bigint[]; lists: number[] }[]>`
-      SELECT n.id, (${globalRule(undefined)}) AS global,
-        ARRAY(SELECT s.v FROM unnest(${homeViewers}::bigint[]) AS s(v) WHERE ${homeRule(viewer, undefined)}) AS home,
+      SELECT n.id, (${rules.global}) AS global,
+        ARRAY(SELECT s.v FROM unnest(${homeViewers}::bigint[]) AS s(v) WHERE ${rules.home(viewer)}) AS home,
         ARRAY(SELECT s.k FROM unnest(${lists.map((s) => s.viewer?.id)}::bigint[], ${lists.map((s) => s.listId)}::bigint[],
             ${lists.map((_, k) => k)}::int[]) AS s(v, l, k)
-          WHERE ${listRule(Prisma.sql`s.l`, viewer)}) AS lists
+          WHERE ${rules.list(Prisma.sql`s.l`, viewer)}) AS lists
       FROM (${notes}) n`;
     for (const row of rows) {
       const viewers = new Set(row.home);
@@ -205,6 +220,7 @@ export class LiveHub {
   private async notesCreated(run: JournalEvent[]): Promise<void> {
     const shown = await this.showing(
       Prisma.sql`SELECT * FROM notes WHERE id = ANY(${run.map((e) => e.refId)}::bigint[])`,
+      CREATED,
     );
     if (!shown.size) return;
     const notes = await notesSelectedBy(
@@ -221,15 +237,18 @@ export class LiveHub {
   }
 
   /**
-   * A deleted note's row is gone: its rules are asked of what the journal kept of it (its author
-   * and visibility), so its id goes only to the streams that could have shown it.
+   * A deleted note's row is gone: what the journal kept of it (its author and visibility) is
+   * asked whether each stream may have shown it, so its id goes to no one else.
    */
   private async notesDeleted(run: JournalEvent[]): Promise<void> {
     const [authors, visibilities] = [run.map((e) => e.detail?.split(".")[0]), run.map((e) => e.detail?.split(".")[1])];
-    const shown = await this.showing(Prisma.sql`
+    const shown = await this.showing(
+      Prisma.sql`
       SELECT d.id, d.author_id, d.visibility, NULL::bigint AS send_to_id
       FROM unnest(${run.map((e) => e.refId)}::bigint[], ${authors}::bigint[], ${visibilities}::text[])
-        AS d(id, author_id, visibility)`);
+        AS d(id, author_id, visibility)`,
+      DELETED,
+    );
     for (const { at, refId } of run) {
       const event = { event: "delete", id: refId, at } as const;
       for (const s of shown.get(refId) ?? []) s.push(event);

@@ -66,6 +66,12 @@ export function unfrozenSql(viewer: Pick<Account, "role"> | undefined, author?: 
     : Prisma.sql`AND n.author_id NOT IN (SELECT a.id FROM accounts a WHERE a.frozen)`;
 }
 
+/**
+ * Whether note `n`'s author's account is deleted (or being deleted): its deletion removes the
+ * follows and list memberships that decided who saw its notes, before streams hear of them.
+ */
+export const authorDeletedSql = Prisma.sql`(SELECT a.deleted_at IS NOT NULL FROM accounts a WHERE a.id = n.author_id)`;
+
 // Mutes (CONTRACT 13) are the viewer's choice, not the note's audience: a muted author's notes
 // stay visible (on the global timeline, its own timeline, by id) but leave the viewer's feeds:
 // home, lists, conversations, search and their streams. Every feed applies this one rule, in

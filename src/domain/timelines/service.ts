@@ -6,7 +6,7 @@ import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "..
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
-import { audienceSql, unfrozenSql, unmuted, unmutedSql, type Viewer } from "../notes/visibility.ts";
+import { audienceSql, authorDeletedSql, unfrozenSql, unmuted, unmutedSql, type Viewer } from "../notes/visibility.ts";
 import { parseBeforeId, timelinePage } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
@@ -51,6 +51,16 @@ export function homeRule(me: Viewer, role: Pick<CallerAccount, "role"> | undefin
     AND (n.author_id = ${me.id}
       OR (SELECT true FROM follows f WHERE f.follower_id = ${me.id} AND f.followee_id = n.author_id))
     AND ${audienceSql(me)} ${unfrozenSql(role)} ${unmutedSql(me)}`;
+}
+
+/**
+ * Whether `me`'s home timeline may have shown the deleted note `n`: homeRule, where what the
+ * deletion of its author's account removed meanwhile (the follows, its unfrozen state) counts as
+ * still there, and mutes aside (a muted author's deletion tells nothing).
+ */
+export function homeMayHaveShown(me: Viewer): Prisma.Sql {
+  return Prisma.sql`n.visibility <> 'direct' AND (n.author_id = ${me.id} OR ${authorDeletedSql}
+    OR (SELECT true FROM follows f WHERE f.follower_id = ${me.id} AND f.followee_id = n.author_id))`;
 }
 
 /**
