@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   checkAccountName,
   checkEmail,
+  checkNotBlank,
   checkPassphrase,
   checkText,
   localNameOf,
@@ -31,6 +32,13 @@ describe("account name", () => {
     ["a b", "INVALID_ACCOUNT_NAME"],
     ["ä", "INVALID_ACCOUNT_NAME"],
     ["a@b", "INVALID_ACCOUNT_NAME"],
+    // Digits only: a path segment of digits is an account id (CONTRACT 2, 13).
+    ["0", "INVALID_ACCOUNT_NAME"],
+    ["12345", "INVALID_ACCOUNT_NAME"],
+    ["648771800678793216", "INVALID_ACCOUNT_NAME"],
+    ["9".repeat(64), "INVALID_ACCOUNT_NAME"],
+    ["1a", "ok"],
+    ["1.5", "ok"],
   ])("%j -> %s", (name, code) => expect(codeOf(() => checkAccountName(name))).toBe(code));
 });
 
@@ -75,6 +83,18 @@ describe("display text", () => {
   ])("%j (line breaks %s) -> %s", (text, lines, code) =>
     expect(codeOf(() => checkText(text, 1, 256, lines))).toBe(code),
   );
+});
+
+describe("blank text (nicknames, list titles)", () => {
+  it.each([
+    ["", "INVALID_REQUEST"],
+    [" \t\n", "INVALID_REQUEST"],
+    ["\u3000\u00a0", "INVALID_REQUEST"],
+    ["\u200b\u200c\u200d\u2060\ufeff", "INVALID_REQUEST"],
+    ["\u3164\u115f\ufe0f", "INVALID_REQUEST"],
+    [" a ", "ok"],
+    ["😀", "ok"],
+  ])("%j -> %s", (text, code) => expect(codeOf(() => checkNotBlank(text))).toBe(code));
 });
 
 describe("qualified names", () => {

@@ -32,14 +32,24 @@ export function codePoints(text: string): number {
 }
 
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+const ALL_DIGITS = /^[0-9]+$/;
+// Nothing visible: white space, and code points drawn as nothing (zero-width space and joiners,
+// the Hangul fillers, variation selectors).
+const BLANK = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}]*$/u;
 // No space, tab, full-width space, newline or NUL (spec 2.3): no white space or control character.
 const PASSPHRASE_FORBIDDEN = /[\s\p{Cc}]/u;
 // Control characters other than tab and line feed, and the non-characters U+FFFE and U+FFFF.
 const CONTROL = /[^\P{Cc}\t\n]|[\ufffe\uffff]/u;
 const emailFormat = z.email();
 
+/**
+ * A name a new account may take (spec 2.3), and not all digits: a path segment of digits is an
+ * account's id (CONTRACT 2), and an id stays its account's once the account is deleted (CONTRACT
+ * 13), so such a name could only shadow an id or be shadowed by one. Refusing every all-digit
+ * name needs no look-up and leaves no race with the id of an account being created.
+ */
 export function checkAccountName(name: string): void {
-  if (!NAME.test(name)) throw new DomainError("INVALID_ACCOUNT_NAME");
+  if (!NAME.test(name) || ALL_DIGITS.test(name)) throw new DomainError("INVALID_ACCOUNT_NAME");
   if (codePoints(name) > LIMITS.name) throw new DomainError("TOO_LONG_ACCOUNT_NAME");
 }
 
@@ -69,6 +79,14 @@ export function checkText(text: string, min: number, max: number, allowLineBreak
   }
   const length = codePoints(text);
   if (length < min || length > max) throw new DomainError("INVALID_REQUEST");
+}
+
+/**
+ * A title or name people read (a nickname, a list's title) shows something: one that is empty or
+ * only blank characters is INVALID_REQUEST, as a length outside the range is.
+ */
+export function checkNotBlank(text: string): void {
+  if (BLANK.test(text)) throw new DomainError("INVALID_REQUEST");
 }
 
 /** Unique key of a name or e-mail: names and e-mails are unique case-insensitively. */

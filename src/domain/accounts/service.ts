@@ -15,6 +15,7 @@ import {
   accountSelector,
   checkAccountName,
   checkEmail,
+  checkNotBlank,
   checkPassphrase,
   checkText,
   keyOf,
@@ -142,10 +143,13 @@ const NO_ACCOUNT = -1n;
 async function findAccountQuietly(services: Services, segment: string): Promise<Account | undefined> {
   const { id, nameKey } = accountSelector(segment, services.config.localHost);
   const found = await services.db.account.findMany({
-    where: { deletedAt: null, OR: [{ id: id ?? NO_ACCOUNT }, { nameKey: nameKey ?? "" }] },
+    where: { OR: [{ id: id ?? NO_ACCOUNT }, { nameKey: nameKey ?? "" }] },
     take: 2,
   });
-  return found.find((a) => id !== undefined && a.id === id) ?? found.find((a) => a.nameKey === nameKey);
+  // A deleted account's id names that account, and so nothing; it is never read as a name.
+  const byId = found.find((a) => id !== undefined && a.id === id);
+  if (byId) return byId.deletedAt === null ? byId : undefined;
+  return found.find((a) => a.nameKey === nameKey && a.deletedAt === null);
 }
 
 /**
@@ -243,8 +247,8 @@ export function publicColumnsOf(a: PublicAccount): PublicAccount {
 }
 
 /**
- * The account a path segment names, read by `find`: an existing account's id, else a plain or
- * qualified name.
+ * The account a path segment names, read by `find`: the id of an account, existing or deleted,
+ * else a plain or qualified name (CONTRACT 2 and 13).
  */
 async function lookUp<A>(
   services: Services,
@@ -254,7 +258,13 @@ async function lookUp<A>(
   const { id, nameKey } = accountSelector(segment, services.config.localHost);
   // A deleted account's tombstone keeps its name reserved, and is found by nothing.
   const byId = id === undefined ? null : await find({ id, deletedAt: null });
-  const account = byId ?? (nameKey ? await find({ nameKey, deletedAt: null }) : null);
+  if (byId) return byId;
+  // Nor is its id ever read as a name: an all-digit name of an older installation (registration
+  // refuses them now, rules.ts) is reached by name only while it is no account's id.
+  if (id !== undefined && (await services.db.account.count({ where: { id } })) > 0) {
+    throw new DomainError("ACCOUNT_NOT_FOUND");
+  }
+  const account = nameKey ? await find({ nameKey, deletedAt: null }) : null;
   if (!account) throw new DomainError("ACCOUNT_NOT_FOUND");
   return account;
 }
@@ -338,7 +348,10 @@ export async function updateAccount(
     throw new DomainError("INVALID_REQUEST");
   }
   // Every requested change is validated before any is applied.
-  if (nickname !== undefined) checkText(nickname, LIMITS.nicknameMin, LIMITS.nicknameMax, false);
+  if (nickname !== undefined) {
+    checkText(nickname, LIMITS.nicknameMin, LIMITS.nicknameMax, false);
+    checkNotBlank(nickname);
+  }
   if (bio !== undefined) checkText(bio, 0, LIMITS.bioMax, true);
   if (email !== undefined) checkEmail(email);
   if (passphrase !== undefined) checkPassphrase(passphrase);
