@@ -147,20 +147,35 @@ describe("GET /notes/{note_id}/reactions (extension)", () => {
     );
   });
 
-  it("answers [] for a note without reactions, 404 for one the caller may not see, 401 without credentials", async () => {
+  it("answers [] for a note without reactions, 404 for one the caller may not see", async () => {
     const quiet = (await act.post(server, author, { content: "nobody cares" })).id;
     expect((await get(`/notes/${quiet}/reactions`, early)).body).toEqual([]);
     const secret = (await act.post(server, author, { content: "just us", visibility: "followers" })).id;
     expectError(await get(`/notes/${secret}/reactions`, early), 404, "NOTE_NOT_FOUND");
     expectError(await get(`/notes/1234567890123456789/reactions`, early), 404, "NOTE_NOT_FOUND");
     expectError(await get(`/notes/${noteId}/reactions?before_id=abc`, early), 400, "INVALID_REQUEST");
-    expectUnauthorized(await get(`/notes/${noteId}/reactions`), "UNAUTHORIZED");
+  });
+
+  it("is public as GET /notes/{id} is: the note's own visibility decides, for anonymous callers too", async () => {
+    const anonymous = await get(`/notes/${noteId}/reactions`);
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.body).toHaveLength(100);
+    expect(anonymous.body).toEqual((await get(`/notes/${noteId}/reactions`, author)).body);
+    const secret = (await act.post(server, author, { content: "followers see this", visibility: "followers" })).id;
+    expect((await get(`/notes/${secret}/reactions`, author)).status).toBe(200);
+    expectError(await get(`/notes/${secret}`), 404, "NOTE_NOT_FOUND");
+    expectError(await get(`/notes/${secret}/reactions`), 404, "NOTE_NOT_FOUND");
+    // Credentials, when sent, are still checked.
+    expectUnauthorized(
+      await server.request("GET", `/notes/${noteId}/reactions`, { token: "not-a-token" }),
+      "INVALID_TOKEN",
+    );
   });
 });
 
 describe("GraphQL", () => {
-  const gql = async (query: string, who: TestAccount) => {
-    const answer = await server.request("POST", "/graphql", { token: who.token, body: { query } });
+  const gql = async (query: string, who?: TestAccount) => {
+    const answer = await server.request("POST", "/graphql", { token: who?.token, body: { query } });
     expect(answer.body.errors).toBeUndefined();
     return answer.body.data;
   };
@@ -197,6 +212,17 @@ describe("GraphQL", () => {
     expect(seen).toHaveLength(FANS + 1);
     expect(new Set(seen).size).toBe(FANS + 1);
     expect(seen[0]).toBe(early.id);
+  });
+
+  it("pages a note's reactions for anonymous callers too, as the note's visibility allows", async () => {
+    const reactionsOf = (id: string) =>
+      gql(
+        `{ note(id: "${id}") { ... on QueryNoteSuccess { data { reactions(first: 100) { ... on ReactionConnection { edges { node { reactedBy } } } } } }
+          ... on DomainError { code } } }`,
+      );
+    expect((await reactionsOf(noteId)).note.data.reactions.edges).toHaveLength(100);
+    const secret = (await act.post(server, author, { content: "followers only", visibility: "followers" })).id;
+    expect((await reactionsOf(secret)).note).toEqual({ code: "NOTE_NOT_FOUND" });
   });
 
   it("first outside 1..100 is INVALID_REQUEST", async () => {

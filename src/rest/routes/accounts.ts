@@ -74,7 +74,16 @@ export const accountRoutes = [
     tag: "accounts",
     auth: "none",
     rateLimit: "register",
-    body: z.object({ name: z.string(), email: z.string(), passphrase: z.string(), captcha_token: z.string() }),
+    body: z.object({
+      name: z
+        .string()
+        .describe(
+          "1 to 64 of A-Z a-z 0-9 - . _, first and last a letter or digit, not digits only (a path segment of digits is an account id)",
+        ),
+      email: z.string(),
+      passphrase: z.string(),
+      captcha_token: z.string(),
+    }),
     success: { status: 200, description: "the new account", schema: AccountCreatedShape },
     errors: [
       "INVALID_ACCOUNT_NAME",

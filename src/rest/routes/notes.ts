@@ -133,7 +133,9 @@ export const noteRoutes = [
     readsFrom: "replica",
     summary: `Every reaction of a note, newest first, ${reactions.REACTIONS_PAGE} a page (extension)`,
     tag: "notes",
-    auth: "required",
+    // Public as GET /notes/{id} is, which shows the newest reactions (CONTRACT 5): the note's
+    // own visibility decides.
+    auth: "public",
     params: noteParams,
     query: z.object({ before_id: querySnowflake.optional() }),
     success: { status: 200, description: "the reactions", schema: z.array(PagedReactionShape) },
