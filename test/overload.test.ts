@@ -1,6 +1,11 @@
 // Overload (CONTRACT 10): past MAX_IN_FLIGHT requests in flight, the server answers 503
-// SERVICE_UNAVAILABLE with Retry-After at once, and serves again when the load falls.
+// SERVICE_UNAVAILABLE with Retry-After at once, and serves again when the load falls. A GraphQL
+// operation over WebSocket is a request in flight too, until it has run.
+import { PassThrough } from "node:stream";
+import { createClient } from "graphql-ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { directAccount } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -23,5 +28,78 @@ describe("overload", () => {
     }
     // The load gone, every request is served again.
     for (let i = 0; i < 5; i++) expect((await server.request("GET", "/timeline/global")).status).toBe(200);
+  });
+});
+
+describe("overload over WebSocket (graphql-ws)", () => {
+  it("counts each operation as a request in flight until it has run, open subscriptions not", async () => {
+    const address = await server.app.listen({ port: 0, host: "127.0.0.1" });
+    const client = createClient({
+      url: `${address.replace(/^http/, "ws")}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      lazy: false,
+    });
+    const run = (query: string) =>
+      new Promise<{ result?: unknown; errors?: unknown }>((resolve, reject) => {
+        let result: unknown;
+        client.subscribe(
+          { query },
+          {
+            next: (r) => (result = r),
+            error: (err) => (Array.isArray(err) ? resolve({ errors: err }) : reject(err)),
+            complete: () => resolve({ result }),
+          },
+        );
+      });
+    const ANSWERED = { result: { data: { __typename: "Query" } } };
+    try {
+      expect(await run("{ __typename }")).toEqual(ANSWERED);
+      // Two requests held in flight (MAX_IN_FLIGHT is 2 here): their bodies have not come whole.
+      const bodies = [new PassThrough(), new PassThrough()];
+      const held = bodies.map((payload) =>
+        server.app.inject({ method: "POST", url: "/notes", headers: { "content-type": "application/json" }, payload }),
+      );
+      let outcome = await run("{ __typename }");
+      // Until both have reached the server.
+      for (let tries = 0; outcome.errors === undefined && tries < 200; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        outcome = await run("{ __typename }");
+      }
+      for (const body of bodies) body.end("{}");
+      expect(outcome).toEqual({
+        errors: [{ message: "SERVICE_UNAVAILABLE", extensions: { code: "SERVICE_UNAVAILABLE" } }],
+      });
+      expect((await Promise.all(held)).map((answer) => answer.statusCode)).toEqual([401, 401]);
+      expect(await run("{ __typename }")).toEqual(ANSWERED);
+
+      // Two subscriptions, open (each has had its first event), leave the room they took to start.
+      const streams = [0, 1].map(() => client.iterate({ query: "subscription { globalTimeline { content } }" }));
+      const firsts = streams.map((stream) => stream.next());
+      const alice = await directAccount(server, "ov_alice");
+      // Their start may not have run yet: post until both have seen a note.
+      const seen = Promise.all(firsts);
+      let settled = false;
+      void seen.finally(() => {
+        settled = true;
+      });
+      for (let tries = 0; !settled && tries < 100; tries++) {
+        const posted = await server.request("POST", "/notes", {
+          body: { content: "to the open streams" },
+          token: alice.token,
+        });
+        expect(posted.status).toBe(201);
+        await Promise.race([seen, new Promise((resolve) => setTimeout(resolve, 20))]);
+      }
+      expect((await seen).map((event) => event.value)).toEqual([
+        { data: { globalTimeline: { content: "to the open streams" } } },
+        { data: { globalTimeline: { content: "to the open streams" } } },
+      ]);
+      expect(await run("{ __typename }")).toEqual(ANSWERED);
+      expect(await run("{ __typename }")).toEqual(ANSWERED);
+      for (const stream of streams) await stream.return?.();
+    } finally {
+      await client.dispose();
+    }
   });
 });

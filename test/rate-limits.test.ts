@@ -1,7 +1,8 @@
 // Rate limits (CONTRACT 10), scaled down by RATE_LIMIT_MULTIPLIER=0.04: login 1 per 5 min and
 // registration 1 per 30 min per IP, unauthenticated 12 per 5 min per IP, authenticated 60 per
 // 5 min per account, uploads 2 per 30 min per account. GraphQL's login, createAccount,
-// requestPassphraseReset and uploadFile count against the same counters as their REST routes.
+// requestPassphraseReset and uploadFile count against the same counters as their REST routes,
+// and each operation over a WebSocket against the general limits as an HTTP request does.
 import { createClient } from "graphql-ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -66,6 +67,62 @@ function logins(count: number): string {
 const FAILED = { __typename: "DomainError", code: "FAILED_TO_LOGIN" };
 const REFUSED = { __typename: "DomainError", code: "RATE_LIMITED" };
 const REST_LOGIN = { body: { name: "nobody", passphrase: "wrong-pass", captcha_token: "ok" } };
+
+/** `limited`'s WebSocket URL, listening from the first call on. */
+let listening: Promise<string> | undefined;
+async function wsUrl(): Promise<string> {
+  listening ??= limited.app.listen({ port: 0, host: "127.0.0.1" });
+  return `${(await listening).replace(/^http/, "ws")}/graphql`;
+}
+
+/** What an operation over graphql-ws came to: its result, or the errors of its `error` message. */
+type WsOutcome = { result?: unknown; errors?: unknown[] };
+
+/**
+ * A graphql-ws client of `limited` on one socket, opened from `ip` (an address of the loopback
+ * network, so that per-IP counters do not mix), with `token` in connection_init's payload.
+ */
+async function overWs(ip: string, token?: string) {
+  const from = class extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols, { localAddress: ip });
+    }
+  };
+  const client = createClient({
+    url: await wsUrl(),
+    webSocketImpl: from,
+    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+    retryAttempts: 0,
+    // One socket for every operation: a lazy client closes it when none is running.
+    lazy: false,
+  });
+  const run = (query: string) =>
+    new Promise<WsOutcome>((resolve, reject) => {
+      let result: unknown;
+      client.subscribe(
+        { query },
+        {
+          next: (r) => (result = r),
+          error: (err) => (Array.isArray(err) ? resolve({ errors: err }) : reject(err)),
+          complete: () => resolve({ result }),
+        },
+      );
+    });
+  return { run, dispose: () => client.dispose() };
+}
+
+/** The `error` message's payload of an operation refused over graphql-ws, as HTTP's 429 says it. */
+const WS_REFUSED = { errors: [{ message: "RATE_LIMITED", extensions: { code: "RATE_LIMITED" } }] };
+
+/** Runs `query` over `socket` until it is refused: how many ran before, and the refusal. */
+async function untilRefused(socket: Awaited<ReturnType<typeof overWs>>, query: string, most: number) {
+  for (let ran = 0; ran <= most; ran++) {
+    const outcome = await socket.run(query);
+    if (outcome.errors) return { ran, refusal: outcome };
+    expect(outcome.result).toMatchObject({ data: {} });
+  }
+  throw new Error(`${most + 1} operations, none refused`);
+}
 
 /** A GraphQL multipart upload of a small WAV file by `token`, from `ip`: the uploadFile result. */
 async function graphqlUpload(ip: string, token: string) {
@@ -266,18 +323,12 @@ describe("rate limits through GraphQL: the same limits and counters as REST, per
   });
 
   it("count logins over WebSocket (graphql-ws) too", async () => {
-    const address = await limited.app.listen({ port: 0, host: "127.0.0.1" });
-    const client = createClient({ url: `${address.replace(/^http/, "ws")}/graphql`, webSocketImpl: WebSocket });
-    const run = (query: string) =>
-      new Promise<unknown>((resolve, reject) => {
-        let result: unknown;
-        client.subscribe({ query }, { next: (r) => (result = r), error: reject, complete: () => resolve(result) });
-      });
+    const socket = await overWs("127.0.0.1");
     try {
-      expect(await run(logins(1))).toEqual({ data: { l0: FAILED } });
-      expect(await run(logins(1))).toEqual({ data: { l0: REFUSED } });
+      expect(await socket.run(logins(1))).toEqual({ result: { data: { l0: FAILED } } });
+      expect(await socket.run(logins(1))).toEqual({ result: { data: { l0: REFUSED } } });
     } finally {
-      await client.dispose();
+      await socket.dispose();
     }
   });
 
@@ -286,6 +337,64 @@ describe("rate limits through GraphQL: the same limits and counters as REST, per
       const answer = await server.request("POST", "/graphql", { body: { query: logins(20) } });
       expect(answer.status).toBe(200);
       expect(Object.values(answer.body.data)).toEqual(Array(20).fill(FAILED));
+    }
+  });
+});
+
+describe("rate limits over WebSocket (graphql-ws): each operation is a request, on the same counters", () => {
+  const CREATE_NOTE = `mutation { createNote(input: { content: "over the socket" }) { __typename ... on DomainError { code } } }`;
+  const HOME = "{ homeTimeline { __typename } }";
+
+  it("refuse an account's operations once HTTP has spent its budget, and do nothing of them", async () => {
+    const frank = await directAccount(limited, "rl_ws_frank");
+    const notes = () => limited.services.db.note.count({ where: { authorId: BigInt(frank.id) } });
+    // Opened (its upgrade counted) and used while the budget lasts.
+    const socket = await overWs("127.0.0.31", frank.token);
+    try {
+      expect(await socket.run(CREATE_NOTE)).toEqual({
+        result: { data: { createNote: { __typename: "MutationCreateNoteSuccess" } } },
+      });
+      // The upgrade carried no credentials (they come in connection_init): it counted for its IP.
+      let spent = 1;
+      while ((await from("10.2.0.1")("GET", "/timeline/home", { token: frank.token })).status === 200) spent += 1;
+      expect(spent).toBe(60);
+      for (let i = 0; i < 3; i++) {
+        expect(await socket.run(CREATE_NOTE)).toEqual(WS_REFUSED);
+        expect(await socket.run(HOME)).toEqual(WS_REFUSED);
+      }
+      expect(await notes()).toBe(1);
+    } finally {
+      await socket.dispose();
+    }
+  });
+
+  it("count an account's operations over the socket one by one, and then refuse its HTTP requests", async () => {
+    const grace = await directAccount(limited, "rl_ws_grace");
+    const socket = await overWs("127.0.0.32", grace.token);
+    try {
+      // 60 here, operations only: the upgrade counted for its IP.
+      const { ran, refusal } = await untilRefused(socket, HOME, 60);
+      expect(ran).toBe(60);
+      expect(refusal).toEqual(WS_REFUSED);
+      expectLimited(await from("10.2.1.1")("GET", "/timeline/home", { token: grace.token }));
+      expectLimited(await from("10.2.1.1")("POST", "/graphql", { body: { query: HOME }, token: grace.token }));
+    } finally {
+      await socket.dispose();
+    }
+  });
+
+  it("count an anonymous socket's operations against its IP's allowance", async () => {
+    const socket = await overWs("127.0.0.33");
+    try {
+      // 12 here: the upgrade, then 11 operations.
+      const { ran, refusal } = await untilRefused(socket, "{ globalTimeline { __typename } }", 12);
+      expect(ran).toBe(11);
+      expect(refusal).toEqual(WS_REFUSED);
+      expectLimited(await from("127.0.0.33")("GET", "/timeline/global"));
+      // Another address has its own allowance.
+      expect((await from("127.0.0.34")("GET", "/timeline/global")).status).toBe(200);
+    } finally {
+      await socket.dispose();
     }
   });
 });

@@ -10,7 +10,7 @@ import type { Context } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import type PrismaTypes from "../generated/pothos-types.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
-import type { RateLimitGroup } from "../rest/rate-limits.ts";
+import type { RateLimitGroup } from "../http/rate-limits.ts";
 
 /** A GraphQL request's context: a domain context, and the request's rate-limit counters. */
 export interface GraphqlContext extends Context {

@@ -25,14 +25,15 @@ import { createYoga, maskError, type Plugin as YogaPlugin, type YogaServerInstan
 import { asDomainError } from "../db/client.ts";
 import type { Context, Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE } from "../domain/drive/service.ts";
-import { DomainError } from "../domain/errors.ts";
+import { DomainError, type ErrorCode } from "../domain/errors.ts";
 import { authenticate } from "../domain/sessions/caller.ts";
 import { answerHeaders } from "../http/hop-by-hop.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
+import type { InFlight } from "../http/in-flight.ts";
 import { JSON_BODY_LIMIT } from "../http/limits.ts";
+import type { RateLimits } from "../http/rate-limits.ts";
 import { databaseOutage, logAccount } from "../http/request-log.ts";
 import { answerFor, sendError } from "../rest/errors.ts";
-import type { RateLimits } from "../rest/rate-limits.ts";
 import { boundsPlugins, MAX_TOKENS } from "./bounds.ts";
 import type { GraphqlContext } from "./builder.ts";
 import { answerPage, type CompiledPage, CompiledPages } from "./compiled-pages.ts";
@@ -68,7 +69,12 @@ const CSRF_REFUSAL = {
   errors: [{ message: "Required CSRF header(s) not present", extensions: { code: "CSRF_HEADER_MISSING" } }],
 };
 
-export async function mountGraphql(app: FastifyInstance, services: Services, limits: RateLimits): Promise<void> {
+export async function mountGraphql(
+  app: FastifyInstance,
+  services: Services,
+  limits: RateLimits,
+  inFlight: InFlight,
+): Promise<void> {
   const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
     schema,
     plugins: [
@@ -310,7 +316,7 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
     };
     scope.post("/graphql", handler);
     // A WebSocket upgrade on the same path speaks graphql-transport-ws.
-    scope.route({ method: "GET", url: "/graphql", handler, wsHandler: webSocketHandler(yoga) });
+    scope.route({ method: "GET", url: "/graphql", handler, wsHandler: webSocketHandler(yoga, limits, inFlight) });
   });
 }
 
@@ -319,35 +325,74 @@ export async function mountGraphql(app: FastifyInstance, services: Services, lim
  * it): each operation runs through yoga's own envelop, so the same plugins bound it; the
  * credentials come in connection_init's payload, `{"authorization": "Bearer <token>"}`, as a
  * browser's WebSocket cannot send headers.
+ * Each operation is a request as an HTTP one is, which the hooks that count those never see (they
+ * saw the upgrade only): in flight until it has run (a subscription until its stream is open), and
+ * counted against the general rate limits. Refused, it is an `error` message whose code is the
+ * one an HTTP request would have been answered (SERVICE_UNAVAILABLE, RATE_LIMITED), and nothing
+ * of it runs.
  */
-function webSocketHandler(yoga: YogaServerInstance<{ req: FastifyRequest; reply: FastifyReply }, object>) {
+function webSocketHandler(
+  yoga: YogaServerInstance<{ req: FastifyRequest; reply: FastifyReply }, object>,
+  limits: RateLimits,
+  inFlight: InFlight,
+) {
   return makeHandler<{ authorization?: unknown; Authorization?: unknown }>({
-    execute: (args) => (args.rootValue as Enveloped).execute(args),
-    subscribe: (args) => (args.rootValue as Enveloped).subscribe(args),
+    execute: (args) => landed(args, (root) => root.execute(args)),
+    subscribe: (args) => landed(args, (root) => root.subscribe(args)),
     onNext: (_ctx, _id, _payload, _args, result) => withoutHttp(result),
     onSubscribe: async (ctx, _id, payload) => {
-      const authorization = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
-      const req = {
-        headers: { authorization: typeof authorization === "string" ? authorization : undefined },
-        ip: ctx.extra.request.ip,
-      } as FastifyRequest;
-      const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-        req,
-        reply: undefined as unknown as FastifyReply,
-        params: payload,
-      });
-      const args = {
-        schema,
-        operationName: payload.operationName,
-        document: parse(payload.query),
-        variableValues: payload.variables,
-        contextValue: await contextFactory(),
-        rootValue: { execute, subscribe },
+      const given = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
+      const authorization = typeof given === "string" ? given : undefined;
+      if (!inFlight.enter()) {
+        inFlight.leave();
+        return [refusal("SERVICE_UNAVAILABLE")];
+      }
+      let left = false;
+      const leave = () => {
+        if (!left) inFlight.leave();
+        left = true;
       };
-      const errors = validate(args.schema, args.document);
-      return errors.length ? errors : args;
+      try {
+        await limits.takeRequest(ctx.extra.request.ip, authorization);
+        const req = { headers: { authorization }, ip: ctx.extra.request.ip } as FastifyRequest;
+        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          req,
+          reply: undefined as unknown as FastifyReply,
+          params: payload,
+        });
+        const args = {
+          schema,
+          operationName: payload.operationName,
+          document: parse(payload.query),
+          variableValues: payload.variables,
+          contextValue: await contextFactory(),
+          rootValue: { execute, subscribe, leave } satisfies Enveloped,
+        };
+        const errors = validate(args.schema, args.document);
+        if (errors.length) leave();
+        return errors.length ? errors : args;
+      } catch (err) {
+        leave();
+        if (err instanceof DomainError) return [refusal(err.code)];
+        throw err;
+      }
     },
   });
+}
+
+/** What `run` gives, once it has: the operation is no longer in flight. */
+async function landed<T>(args: ExecutionArgs, run: (root: Enveloped) => T): Promise<Awaited<T>> {
+  const root = args.rootValue as Enveloped;
+  try {
+    return await run(root);
+  } finally {
+    root.leave();
+  }
+}
+
+/** An operation refused before it ran, as a GraphQL error in the words of maskedErrors above. */
+function refusal(code: ErrorCode): GraphQLError {
+  return new GraphQLError(code, { extensions: { code } });
 }
 
 /**
@@ -394,6 +439,8 @@ function regularMediaType(accept: string | undefined): string | undefined {
 type Enveloped = {
   execute: (args: ExecutionArgs) => ReturnType<typeof graphqlExecute>;
   subscribe: (args: ExecutionArgs) => ReturnType<typeof graphqlSubscribe>;
+  /** Ends the operation's time in flight. */
+  leave: () => void;
 };
 
 /**

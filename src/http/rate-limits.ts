@@ -6,14 +6,15 @@
 // The groups (login, registration, uploads) are counted alike through REST and GraphQL: a REST
 // route of a group counts in its onRequest hook (@fastify/rate-limit), a GraphQL field of one
 // counts each time it is resolved (`take`, below), both against one counter per group and IP or
-// account, in the same store.
+// account, in the same store. So are the general limits: an HTTP request counts in its hook, an
+// operation over a WebSocket, which no hook sees, by `takeRequest`.
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from "@fastify/rate-limit";
 import LocalStore from "@fastify/rate-limit/store/LocalStore.js";
 import RedisStore from "@fastify/rate-limit/store/RedisStore.js";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Services } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
-import { logAccount } from "../http/request-log.ts";
+import { logAccount } from "./request-log.ts";
 
 export type RateLimitGroup = "login" | "register" | "upload";
 
@@ -40,20 +41,25 @@ interface Who {
   accountId?: bigint;
 }
 
-/** The request's address, and its account if it has a valid token. */
-async function callerOf(services: Services, request: FastifyRequest): Promise<Who> {
-  const header = request.headers.authorization;
-  const match = header ? /^Bearer +(\S+)/i.exec(header) : null;
+/** `ip`, and the account of `authorization` (an Authorization header's value) if it is a valid token. */
+async function callerOf(services: Services, ip: string, authorization: string | undefined): Promise<Who> {
+  const match = authorization ? /^Bearer +(\S+)/i.exec(authorization) : null;
   if (match) {
     try {
       const claims = await services.tokens.verify(match[1], "access", true);
-      logAccount(request, claims.accountId);
-      return { ip: request.ip, accountId: claims.accountId };
+      return { ip, accountId: claims.accountId };
     } catch {
       // An unusable token counts against its IP; the route answers it 401 anyway.
     }
   }
-  return { ip: request.ip };
+  return { ip };
+}
+
+/** The request's address, and its account if it has a valid token. */
+async function requestCaller(services: Services, request: FastifyRequest): Promise<Who> {
+  const who = await callerOf(services, request.ip, request.headers.authorization);
+  if (who.accountId !== undefined) logAccount(request, who.accountId);
+  return who;
 }
 
 /** `account:<id>` for a request with a valid token, else `ip:<address>`: the general limits' counter. */
@@ -93,21 +99,48 @@ export interface RateLimits {
    * RATE_LIMITED, before anything is done.
    */
   take(group: RateLimitGroup, who: Who): Promise<void>;
+  /**
+   * Counts one request by the holder of `authorization` from `ip` against the general limits, as
+   * an HTTP request counts in its hook (a GraphQL operation over a WebSocket): past them, throws
+   * DomainError RATE_LIMITED, before anything is done.
+   */
+  takeRequest(ip: string, authorization: string | undefined): Promise<void>;
 }
 
 export async function registerRateLimits(app: FastifyInstance, services: Services): Promise<RateLimits> {
   const multiplier = services.config.rateLimitMultiplier;
   const scaled = (max: number) => Math.max(1, Math.ceil(max * multiplier));
-  if (multiplier === 0) return { routeConfig: () => ({}), take: async () => {} };
+  if (multiplier === 0) return { routeConfig: () => ({}), take: async () => {}, takeRequest: async () => {} };
   const { counters, Store } = sharedStore(services);
   // A Redis out of reach lets requests through rather than failing them.
   const skipOnError = services.redis !== undefined;
+  /** Counts one against `key`: past `max` within `minutes`, throws RATE_LIMITED (refused by `limit`). */
+  const count = async (key: string, max: number, minutes: number, limit: RateLimitGroup | "general") => {
+    let current = 0;
+    try {
+      current = await new Promise<number>((resolve, reject) =>
+        counters.incr(
+          key,
+          (err, result) => (err || !result ? reject(err) : resolve(result.current)),
+          minutes * 60_000,
+          max,
+        ),
+      );
+    } catch (err) {
+      if (!skipOnError) throw err;
+    }
+    if (current > max) {
+      services.metrics.refused(limit);
+      throw new DomainError("RATE_LIMITED");
+    }
+  };
+  const generalMax = (key: string) => scaled(key.startsWith("account:") ? AUTHENTICATED.max : ANONYMOUS.max);
   await app.register(rateLimit, {
     global: true,
     store: Store,
     skipOnError,
-    keyGenerator: async (request) => callerKey(await callerOf(services, request)),
-    max: (_request, key) => scaled(key.startsWith("account:") ? AUTHENTICATED.max : ANONYMOUS.max),
+    keyGenerator: async (request) => callerKey(await requestCaller(services, request)),
+    max: (_request, key) => generalMax(key),
     timeWindow: ANONYMOUS.minutes * 60_000,
     errorResponseBuilder: (_request, context) => ({ statusCode: context.statusCode, code: "RATE_LIMITED" }),
     onExceeded: () => services.metrics.refused("general"),
@@ -122,31 +155,18 @@ export async function registerRateLimits(app: FastifyInstance, services: Service
           max: scaled(limit.max),
           timeWindow: limit.minutes * 60_000,
           keyGenerator: async (request: FastifyRequest) =>
-            groupKey(group, limit.per === "ip" ? { ip: request.ip } : await callerOf(services, request)),
+            groupKey(group, limit.per === "ip" ? { ip: request.ip } : await requestCaller(services, request)),
           onExceeded: () => services.metrics.refused(group),
         },
       };
     },
     async take(group, who) {
       const limit = GROUPS[group];
-      const max = scaled(limit.max);
-      let current = 0;
-      try {
-        current = await new Promise<number>((resolve, reject) =>
-          counters.incr(
-            groupKey(group, who),
-            (err, result) => (err || !result ? reject(err) : resolve(result.current)),
-            limit.minutes * 60_000,
-            max,
-          ),
-        );
-      } catch (err) {
-        if (!skipOnError) throw err;
-      }
-      if (current > max) {
-        services.metrics.refused(group);
-        throw new DomainError("RATE_LIMITED");
-      }
+      await count(groupKey(group, who), scaled(limit.max), limit.minutes, group);
+    },
+    async takeRequest(ip, authorization) {
+      const key = callerKey(await callerOf(services, ip, authorization));
+      await count(key, generalMax(key), ANONYMOUS.minutes, "general");
     },
   };
 }

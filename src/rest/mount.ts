@@ -12,7 +12,7 @@ import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.t
 import { logAccount } from "../http/request-log.ts";
 import { answerFor, sendError } from "./errors.ts";
 import { inlineJsonSchema } from "./openapi.ts";
-import type { RateLimits } from "./rate-limits.ts";
+import type { RateLimits } from "../http/rate-limits.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 
 export const PREFIXES = ["", "/v0"];
