@@ -9,10 +9,10 @@ import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/dri
 import { DomainError } from "../domain/errors.ts";
 import { authenticate, optionalAccount, requireAccount, requireModerator } from "../domain/sessions/caller.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
+import type { RateLimits } from "../http/rate-limits.ts";
 import { logAccount } from "../http/request-log.ts";
 import { answerFor, sendError } from "./errors.ts";
 import { inlineJsonSchema } from "./openapi.ts";
-import type { RateLimits } from "../http/rate-limits.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 
 export const PREFIXES = ["", "/v0"];
