@@ -22,6 +22,9 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       level,
       base: { service: "murmur" },
       redact: ["req.headers.authorization"],
+      // Last, on the line as written: whatever wrote a URL (Fastify's req serializer, an error's
+      // message or stack, yoga), its credentials never reach the log.
+      hooks: { streamWrite: redactUrlCredentials },
       mixin(_line, _level, logger) {
         const fields = requestLogFields.getStore();
         // The request's own logger has them bound already (Fastify's child of this one); its
@@ -33,6 +36,30 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       },
     },
     destination,
+  );
+}
+
+// A query parameter in a URL, as it stands in a JSON line: up to `&`, `#`, a quote, an escape or
+// white space (a backslash ends it so that an escaped quote is never cut in half).
+const QUERY_PARAMETER = /([?&])([^=&#?"\\\s]+)=([^&#"\\\s]*)/g;
+// Parameters that carry credentials: `access_token` (REST's live streams and GraphQL's
+// EventSource take it, src/rest/mount.ts, src/graphql/mount.ts) and anything named alike.
+const CREDENTIAL = /token|secret|passphrase|password|api_?key/i;
+
+function credentialName(name: string): boolean {
+  try {
+    // `access%5Ftoken` is `access_token` to the query parser.
+    return CREDENTIAL.test(decodeURIComponent(name.replaceAll("+", " ")));
+  } catch {
+    return CREDENTIAL.test(name);
+  }
+}
+
+/** A log line with the value of every credential query parameter in it replaced. */
+export function redactUrlCredentials(line: string): string {
+  if (!line.includes("=")) return line;
+  return line.replace(QUERY_PARAMETER, (whole, separator: string, name: string, value: string) =>
+    value && credentialName(name) ? `${separator}${name}=[Redacted]` : whole,
   );
 }
 
