@@ -61,6 +61,24 @@ async function graphql(
   return { status: answer.statusCode, type: answer.headers["content-type"], text: answer.body };
 }
 
+/** A JSON body as written (members named twice, -0), its query text `q`. */
+type Body = (q: string) => string;
+
+interface Answered {
+  status: number;
+  text: string;
+}
+
+async function post(payload: string, who: TestAccount): Promise<Answered> {
+  const answer = await server.app.inject({
+    method: "POST",
+    url: "/graphql",
+    headers: { "content-type": "application/json", authorization: `Bearer ${who.token}` },
+    payload,
+  });
+  return { status: answer.statusCode, text: answer.body };
+}
+
 /** The same JSON, members in the same order. */
 const canonical = (text: string) => JSON.stringify(JSON.parse(text));
 
@@ -239,6 +257,108 @@ describe("a compiled timeline page answers as the executor does", () => {
         body: canonical(executed.text),
       });
     }
+  });
+
+  it("keys a plan by the request as the executor reads it: what it refuses is refused, what means the same is answered the same", async () => {
+    const page = "{ ... on NoteConnection { edges { node { id content } } } }";
+    const json = JSON.stringify;
+    // `warm` is a request of the same document under a key of its own, which the executor answers
+    // (yoga's validation, variables' costs with it, is kept by document: a variable is then said
+    // wrong by graphql-jit, in its words).
+    const groups: { query: string; learnt: Body; warm: Body; others: Record<string, Body>; refused: string[] }[] = [
+      {
+        query: `{ homeTimeline(first: 2) ${page} }`,
+        learnt: (q) => json({ query: q }),
+        warm: (q) => json({ query: q, variables: { warm: 1 } }),
+        others: {
+          "operationName empty": (q) => json({ query: q, operationName: "" }),
+          "operationName null": (q) => json({ query: q, operationName: null }),
+          "variables null": (q) => json({ query: q, variables: null }),
+          "variables {}": (q) => json({ query: q, variables: {} }),
+          "both null": (q) => json({ query: q, variables: null, operationName: null }),
+          "a variable not declared": (q) => json({ query: q, variables: { first: 3 } }),
+          "an empty name and no variables": (q) => json({ query: q, operationName: "", variables: {} }),
+        },
+        refused: ["operationName empty", "an empty name and no variables"],
+      },
+      {
+        query: `query ($first: Int) { homeTimeline(first: $first) ${page} }`,
+        learnt: (q) => json({ query: q, variables: { first: 2 } }),
+        warm: (q) => json({ query: q, variables: { first: 2, warm: 1 } }),
+        others: {
+          "2.0": (q) => `{"query":${json(q)},"variables":{"first":2.0}}`,
+          "2e0": (q) => `{"query":${json(q)},"variables":{"first":2e0}}`,
+          "0": (q) => `{"query":${json(q)},"variables":{"first":0}}`,
+          "-0": (q) => `{"query":${json(q)},"variables":{"first":-0}}`,
+          // Of members named twice JSON.parse keeps the last, for the executor as for the key.
+          "variables twice, the learnt last": (q) =>
+            `{"variables":{"first":3},"query":${json(q)},"variables":{"first":2}}`,
+          "variables twice, the learnt first": (q) =>
+            `{"query":${json(q)},"variables":{"first":2},"variables":{"first":"two"}}`,
+          "first twice": (q) => `{"query":${json(q)},"variables":{"first":2,"first":"two"}}`,
+          "query twice": (q) => `{"query":"{ nothing }","variables":{"first":2},"query":${json(q)}}`,
+          "query twice, another last": (q) => `{"query":${json(q)},"variables":{"first":2},"query":"{ nothing }"}`,
+          "operationName empty": (q) => json({ query: q, variables: { first: 2 }, operationName: "" }),
+        },
+        refused: [
+          "variables twice, the learnt first",
+          "first twice",
+          "query twice, another last",
+          "operationName empty",
+        ],
+      },
+      {
+        // A NUL inside a comment: joined with NUL, the name and the text could be split at it.
+        query: `query P { homeTimeline(first: 2) ${page} } #\u0000x`,
+        learnt: (q) => json({ query: q, operationName: "P" }),
+        warm: (q) => json({ query: q, operationName: "P", variables: { warm: 1 } }),
+        others: {
+          "split at the NUL": (q) => {
+            const [before, after] = q.split("\u0000");
+            return json({ query: after, operationName: `P\u0000${before}` });
+          },
+          "NUL ending the name": (q) => json({ query: q, operationName: "P\u0000" }),
+          "operationName null": (q) => json({ query: q, operationName: null }),
+          "operationName empty": (q) => json({ query: q, operationName: "" }),
+        },
+        refused: ["split at the NUL", "NUL ending the name", "operationName empty"],
+      },
+    ];
+    for (const { query, learnt, warm, others, refused } of groups) {
+      const text = `${query}\n# ${sent++}`;
+      // Each request's own answer from the executor: the same request with a text no plan was
+      // learnt for, once the executor has answered that text.
+      const executed: Record<string, Answered> = {};
+      for (const [name, body] of Object.entries(others)) {
+        const own = `${text}\n# ${sent++}`;
+        expect((await post(warm(own), fan)).status).toBe(200);
+        executed[name] = await post(body(own), fan);
+      }
+      for (const name of refused) {
+        expect(executed[name].status, `${name}: ${executed[name].text}`).toBe(400);
+        expect(JSON.parse(executed[name].text).data, name).toBeUndefined();
+      }
+      // The plan is learnt, and answers.
+      expect((await post(learnt(text), fan)).status).toBe(200);
+      let planned = await answeredBy("plan");
+      expect((await post(learnt(text), fan)).status).toBe(200);
+      expect(await answeredBy("plan"), query).toBe(++planned);
+      for (const [name, body] of Object.entries(others)) {
+        const answer = await post(body(text), fan);
+        expect({ status: answer.status, text: canonical(answer.text) }, name).toEqual({
+          status: executed[name].status,
+          text: canonical(executed[name].text),
+        });
+        if (refused.includes(name)) expect(await answeredBy("plan"), `${name}: refused, not planned`).toBe(planned);
+        planned = await answeredBy("plan");
+      }
+    }
+    // graphql-jit reads a variable named as a member of every object (toString) from the
+    // prototype: refused, however often asked, and so never planned.
+    const inherited = json({ query: "query ($toString: Int = 2) { homeTimeline(first: $toString) { __typename } }" });
+    const planned = await answeredBy("plan");
+    for (let i = 0; i < 3; i++) expect((await post(inherited, fan)).status).toBe(400);
+    expect(await answeredBy("plan")).toBe(planned);
   });
 
   it("shows a note written after the plan was made, and not one deleted", async () => {

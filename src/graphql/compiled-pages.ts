@@ -541,9 +541,11 @@ export class CompiledPages {
    * The key of a request body that may have a plan: a query, its operation's name and its
    * variables (a plan holds their values: a client polling the newest page sends the same ones).
    * A plan's arguments are scalars, so a body with any other variable has none: its variables
-   * are never serialised, however deep a client nested them. The key is a JSON array: no two
-   * bodies share one (a name containing the separator, no name and an empty one, a number
-   * JSON cannot write).
+   * are never serialised, however deep a client nested them. The key is a JSON array of the body
+   * as parsed, which is what the executor reads: bodies share one only when the executor reads
+   * them alike (a name null or absent, variables null, {} or absent, -0 and 0, a member named
+   * twice and its last value); never an empty name and none, nor a name and text split at a NUL
+   * elsewhere, nor a number JSON cannot write (test/graphql-compiled.test.ts).
    */
   static keyOf(body: unknown) {
     if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
