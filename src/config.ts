@@ -149,6 +149,8 @@ const env = z.object({
   // Extension: how long an instance that stopped renewing its lease counts as alive: its
   // unanswered Idempotency-Key claims are free again after it (src/db/instance-lease.ts).
   INSTANCE_LEASE_SECONDS: integer(1, 3600, 30),
+  // Extension: how long a leased snowflake worker id lasts unrenewed (src/db/worker-lease.ts).
+  WORKER_LEASE_SECONDS: integer(1, 3600, 60),
   // `*` (any origin) or origins separated by commas, each scheme://host[:port].
   CORS_ORIGINS: optionalString.refine(
     (v) =>
@@ -215,6 +217,8 @@ export interface Config {
   accountDeletionBatch: number;
   /** Seconds an instance's lease lasts unrenewed (src/db/instance-lease.ts). */
   instanceLeaseSeconds: number;
+  /** Seconds a leased worker id lasts unrenewed (src/db/worker-lease.ts). */
+  workerLeaseSeconds: number;
   /** Origins browsers may call from; undefined: any. */
   corsOrigins?: string[];
   requestTimeoutMs: number;
@@ -279,6 +283,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     maxInFlight: e.MAX_IN_FLIGHT,
     accountDeletionBatch: e.ACCOUNT_DELETION_BATCH,
     instanceLeaseSeconds: e.INSTANCE_LEASE_SECONDS,
+    workerLeaseSeconds: e.WORKER_LEASE_SECONDS,
     corsOrigins:
       e.CORS_ORIGINS === undefined || e.CORS_ORIGINS.trim() === "*"
         ? undefined

@@ -30,7 +30,8 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   const callers = new CallerCache(databaseUrl, readCaller, log);
   callers.listen();
   const redis = config.redisUrl ? (await import("./redis.ts")).createRedis(config.redisUrl, log) : undefined;
-  const workerLease = config.workerId === undefined ? await leaseWorkerId(db, log) : undefined;
+  const workerLease =
+    config.workerId === undefined ? await leaseWorkerId(db, log, config.workerLeaseSeconds) : undefined;
   const services: Services = {
     config,
     db,
@@ -39,7 +40,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
       ? createReadRouting(db, config.databaseReplicaUrls, redis, log)
       : undefined,
     callers,
-    ids: new SnowflakeGenerator(config.workerId ?? (workerLease as WorkerLease).workerId),
+    ids: new SnowflakeGenerator(config.workerId ?? (workerLease as WorkerLease).current),
     workerLease,
     instance: instanceLease(db, log, instanceId, config.instanceLeaseSeconds),
     tokens: await TokenIssuer.create(config.tokenSigningKey),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseSnowflake, SERVICE_EPOCH_MS, SnowflakeGenerator, snowflakeTime } from "../../src/db/snowflake.ts";
+import { DomainError } from "../../src/domain/errors.ts";
 
 describe("snowflake", () => {
   it("lays out 42 bits of ms since 2022-01-01, 10 of worker, 12 of sequence", () => {
@@ -21,6 +22,25 @@ describe("snowflake", () => {
       expect(next > last).toBe(true);
       last = next;
     }
+  });
+
+  it("refuses while no worker id is held, and increases across a change of worker id", () => {
+    const at = Date.UTC(2026, 0, 1);
+    let workerId: number | undefined = 900;
+    const ids = new SnowflakeGenerator(
+      () => workerId,
+      () => at,
+    );
+    const first = ids.next();
+    workerId = undefined;
+    expect(ids.available()).toBe(false);
+    expect(() => ids.next()).toThrow(DomainError);
+    // A smaller worker id, within the same millisecond (or a clock gone back): still larger.
+    workerId = 3;
+    const second = ids.next();
+    expect(second > first).toBe(true);
+    expect((second >> 12n) & 0x3ffn).toBe(3n);
+    expect(ids.next() > second).toBe(true);
   });
 
   it.each([

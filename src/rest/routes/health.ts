@@ -51,6 +51,13 @@ const NotReady = z.strictObject({
         "and removed), or its bucket does not answer",
     ),
     search: z.literal("down").optional().describe("with MEILI_URL: Meilisearch does not answer"),
+    ids: z
+      .literal("down")
+      .optional()
+      .describe(
+        "with WORKER_ID unset: no snowflake worker id is held (its lease could not be renewed in time, or was " +
+          "taken over), so no ids are minted and writes answer 503; the instance leases one again by itself",
+      ),
   })
     .optional()
     .describe("which needed dependency is down; absent when the instance refused the request as overloaded"),
@@ -80,7 +87,10 @@ const unready = new WeakMap<Services["log"], RepeatedFailure>();
 async function readiness(services: Services): Promise<Readiness | NotReady | undefined> {
   let said = unready.get(services.log);
   if (!said) {
-    said = new RepeatedFailure(services.log, "not ready: the database, the file store or Meilisearch does not answer");
+    said = new RepeatedFailure(
+      services.log,
+      "not ready: the database, the file store or Meilisearch does not answer, or no worker id is held",
+    );
     unready.set(services.log, said);
   }
   try {
@@ -116,7 +126,10 @@ async function checkReadiness(services: Services): Promise<Readiness | (NotReady
     checks,
     failure: failures[0],
   });
-  if (database === "down" || storage === "down") return notReady({ database, storage, ...others });
+  // Without a worker id no write can be made (src/db/worker-lease.ts).
+  const ids = services.ids.available() ? {} : { ids: "down" as const };
+  if (ids.ids) failures.push(new Error("no snowflake worker id is held: its lease could not be renewed"));
+  if (database === "down" || storage === "down" || ids.ids) return notReady({ database, storage, ...others, ...ids });
   const checks: Checks = { database, storage, ...others };
   if (!services.search) return { checks };
   const found = await searchIndexCompleteness(services.db, services.search);
@@ -153,7 +166,8 @@ export const healthRoutes = [
     method: "GET",
     path: "/readyz",
     summary:
-      "The database, the file store, and Meilisearch when configured, answer (503 otherwise); Redis and replicas as they are",
+      "The database, the file store, and Meilisearch when configured, answer, and ids can be minted (503 otherwise); " +
+      "Redis and replicas as they are",
     tag: "health",
     auth: "none",
     rateLimit: "none",
