@@ -73,7 +73,7 @@ export async function startTestServer(
   // Every answer is held to openapi.json; a file whose answers stray from it fails on close.
   const mismatches = checkEveryAnswer(app);
   await app.ready();
-  return {
+  const server: TestServer = {
     app,
     services,
     dataDir,
@@ -99,6 +99,7 @@ export async function startTestServer(
       return { status: response.statusCode, body, headers: response.headers };
     },
     async close() {
+      running.delete(server);
       await app.close();
       await closeServices(services);
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -107,6 +108,15 @@ export async function startTestServer(
       }
     },
   };
+  running.add(server);
+  return server;
+}
+
+/** This file's test servers running now, by database: mail of one may be sent by another. */
+const running = new Set<TestServer>();
+
+export function testServersOn(databaseUrl: string): TestServer[] {
+  return [...running].filter((s) => s.databaseUrl === databaseUrl);
 }
 
 export async function freshDatabase(): Promise<string> {
