@@ -11,6 +11,8 @@ import { start } from "./process.ts";
 export interface Instance {
   url: string;
   dataDir: string;
+  /** DATABASE_URL, when given: the instances on one database send each other's mail. */
+  databaseUrl?: string;
   child: ChildProcess;
   /** What it logged (the last 64 KB), read so that a full pipe never stops it. */
   output(): string;
@@ -47,9 +49,10 @@ export async function startInstance(env: Record<string, string>, dataDir?: strin
     if (Date.now() > deadline || child.exitCode !== null) throw new Error("an instance did not start");
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return {
+  const instance: Instance = {
     url,
     dataDir,
+    databaseUrl: env.DATABASE_URL,
     child,
     output: () => output,
     async stop(signal = "SIGTERM") {
@@ -57,7 +60,17 @@ export async function startInstance(env: Record<string, string>, dataDir?: strin
         child.kill(signal);
         await once(child, "exit");
       }
+      running.delete(instance);
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  running.add(instance);
+  return instance;
+}
+
+const running = new Set<Instance>();
+
+/** The instances of this test file running now on `databaseUrl`. */
+export function instancesOn(databaseUrl: string | undefined): Instance[] {
+  return databaseUrl === undefined ? [] : [...running].filter((i) => i.databaseUrl === databaseUrl);
 }

@@ -2,7 +2,7 @@
 // named accounts made through it: registered, verified with the mailed token, logged in.
 import { expect } from "vitest";
 import { mailedToken, PASSPHRASE } from "./fixtures.ts";
-import type { Instance } from "./instances.ts";
+import { type Instance, instancesOn } from "./instances.ts";
 
 export interface RemoteAccount {
   id: string;
@@ -27,9 +27,13 @@ export async function call(at: Instance, method: string, url: string, body?: unk
 
 /**
  * The account `name`, made on `at` and logged in there. `fleet`: the instances sharing `at`'s
- * database, any of which may send its mail.
+ * database, any of which may send its mail (by default those of this file on its DATABASE_URL).
  */
-export async function accountOn(at: Instance, name: string, fleet: Instance[] = [at]): Promise<RemoteAccount> {
+export async function accountOn(
+  at: Instance,
+  name: string,
+  fleet: Instance[] = [at, ...instancesOn(at.databaseUrl)],
+): Promise<RemoteAccount> {
   const email = `${name}@example.com`;
   const registered = await call(at, "POST", "/accounts", { name, email, passphrase: PASSPHRASE, captcha_token: "ok" });
   expect(registered.status).toBe(200);
