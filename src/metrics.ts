@@ -41,6 +41,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly searchIndexQueries = new Counter({
+    name: "murmur_search_index_queries_total",
+    help: "Searches by what the Meilisearch index did for them (with MEILI_URL): narrowed, too_many, unusable, failed, circuit_open, not_asked",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+
   private readonly mailSends = new Counter({
     name: "murmur_mail_sent_total",
     help: "Mails this instance sent (over SMTP, or written to the outbox folder)",
@@ -184,6 +191,11 @@ export class Metrics {
 
   refused(limit: string): void {
     this.refusals.inc({ limit });
+  }
+
+  /** A search's use of the Meilisearch index (src/search/candidates.ts). */
+  searchIndexQuery(outcome: string): void {
+    this.searchIndexQueries.inc({ outcome });
   }
 
   /** A GraphQL page of a compiled document, answered by its plan or left to the executor. */

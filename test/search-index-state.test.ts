@@ -141,7 +141,10 @@ describe("the search index's state in PostgreSQL (Meilisearch down)", () => {
     expect(await db().searchOutbox.count()).toBe(0);
   });
 
-  it("/readyz is 503 while Meilisearch does not answer", async () => {
-    expect((await server.request("GET", "/readyz")).status).toBe(503);
+  it("/readyz is 200 while Meilisearch does not answer (searches go to PostgreSQL), with checks.search down", async () => {
+    const ready = await server.request("GET", "/readyz");
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks.search).toBe("down");
+    expect(ready.body.search.index).toBe("incomplete");
   });
 });

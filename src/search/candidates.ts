@@ -1,12 +1,13 @@
 // Which notes a search may consider when Meilisearch narrows it: the index's hits, joined with
 // the notes still waiting in the outbox (written but not yet indexed, or set aside), so a note
 // is found the moment its POST returns. PostgreSQL answers alone (undefined) when the index
-// cannot narrow the query, when its marker is not the one PostgreSQL holds, or when the backlog
-// is too large to join.
+// cannot narrow the query, when its marker is not the one PostgreSQL holds, when the backlog
+// is too large to join, or when the database's lower() is not one the index's folding follows.
+import { BrokenCircuitError } from "cockatiel";
 import type { Db } from "../db/client.ts";
 import type { Context } from "../domain/context.ts";
-import { FOLDING_VERSION } from "./fold.ts";
-import type { Marker } from "./meilisearch.ts";
+import { databaseFolding, FOLDING_VERSION } from "./fold.ts";
+import type { IndexOutcome, Marker } from "./meilisearch.ts";
 import { requiredTerms, type SearchNode } from "./query.ts";
 
 /** Most waiting notes joined to the index's hits; past it, PostgreSQL answers alone. */
@@ -31,15 +32,41 @@ export async function indexState(db: Db, indexName: string): Promise<{ marker?: 
   };
 }
 
+const foldingSaid = new WeakSet<Db>();
+
 export async function indexCandidates(
   ctx: Context,
   tree: SearchNode,
   before: bigint | undefined,
 ): Promise<bigint[] | undefined> {
   const search = ctx.search;
-  if (!search || !requiredTerms(tree)) return undefined;
-  const { marker, pending } = await indexState(ctx.db, search.name);
-  if (!marker || !pending) return undefined;
-  const hits = await search.candidates(tree, before, marker);
-  return hits && [...new Set([...hits, ...pending])];
+  if (!search) return undefined;
+  let outcome: IndexOutcome = "not_asked";
+  try {
+    if (!requiredTerms(tree)) return undefined;
+    // An index folded otherwise than this database's ILIKE would hide notes: never used, said once.
+    const refused = await databaseFolding(ctx.db);
+    if (refused) {
+      if (!foldingSaid.has(ctx.db))
+        ctx.log.error(`search index not used, PostgreSQL answers searches alone: ${refused}`);
+      foldingSaid.add(ctx.db);
+      return undefined;
+    }
+    const { marker, pending } = await indexState(ctx.db, search.name);
+    if (!marker || !pending) return undefined;
+    const hits = await search.candidates(tree, before, marker, (said) => {
+      outcome = said;
+    });
+    return hits && [...new Set([...hits, ...pending])];
+  } catch (err) {
+    // An open circuit is no news: PostgreSQL answers alone without a word.
+    if (err instanceof BrokenCircuitError) {
+      outcome = "circuit_open";
+      return undefined;
+    }
+    outcome = "failed";
+    throw err;
+  } finally {
+    ctx.metrics.searchIndexQuery(outcome);
+  }
 }

@@ -10,6 +10,7 @@
 //
 // Supported: Meilisearch 1.18 and later 1.x (swapIndexes' `rename` first appears in 1.18; the
 // versions meilisearch-js 0.62 is tested against). The version is checked by prepare().
+import { ConsecutiveBreaker, circuitBreaker, handleWhen, type IDisposable } from "cockatiel";
 import { LRUCache } from "lru-cache";
 import { Meilisearch, MeilisearchApiError, type Settings, type Task } from "meilisearch";
 import { fold } from "./fold.ts";
@@ -24,6 +25,18 @@ export const MAX_QUERY_WORDS = 10;
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 export const SUPPORTED_VERSIONS = { from: [1, 18], before: [2, 0] } as const;
 export const SUPPORTED_TEXT = "Meilisearch 1.18 or a later 1.x";
+/** How long a search waits for Meilisearch; past it PostgreSQL answers alone. */
+export const SEARCH_TIMEOUT_MS = 400;
+/** How long the index's check (every minute, and each GET /readyz) waits for Meilisearch. */
+export const CHECK_TIMEOUT_MS = 2000;
+/**
+ * Searches that Meilisearch failed in a row before none asks it (the circuit opens), and how long
+ * until one search probes it again: while open, a Meilisearch that hangs costs searches nothing.
+ */
+export const BREAK_AFTER = 3;
+export const HALF_OPEN_AFTER_MS = 10_000;
+/** Most grams one search counts (in one request) to choose the rarest, however long its terms. */
+export const MAX_COUNTED = 32;
 
 export interface SearchDocument {
   id: string;
@@ -56,13 +69,27 @@ export type IndexCondition =
   | { state: "missing" }
   | { state: "present"; marker?: Marker; wrongSettings: string[] };
 
+/**
+ * What became of a search's use of the index: its candidates narrowed the search; too many hits;
+ * an answer that could not be trusted (another marker, settings or a capped answer); Meilisearch
+ * failed or did not answer in time; not asked because the circuit is open, or because the query,
+ * the marker or the backlog leave nothing to ask. PostgreSQL answers alone in all but the first.
+ */
+export type IndexOutcome = "narrowed" | "too_many" | "unusable" | "failed" | "circuit_open" | "not_asked";
+
 export interface SearchIndex {
   readonly name: string;
   /**
    * The ids that may match, or undefined when the index cannot narrow this query: a query it
    * cannot narrow, too many hits, or an index whose marker is not `expected`.
    */
-  candidates(tree: SearchNode, before: bigint | undefined, expected: Marker): Promise<bigint[] | undefined>;
+  candidates(
+    tree: SearchNode,
+    before: bigint | undefined,
+    expected: Marker,
+    /** Told why the answer is what it is, when Meilisearch answered. */
+    said?: (outcome: IndexOutcome) => void,
+  ): Promise<bigint[] | undefined>;
   upsert(notes: IndexedNote[]): Promise<void>;
   remove(ids: bigint[]): Promise<void>;
   /**
@@ -90,6 +117,18 @@ const SETTINGS = {
   rankingRules: ["sort", "words", "exactness"],
   // One past the candidates taken, so that a search can tell it was cut short.
   pagination: { maxTotalHits: CANDIDATES + 1 },
+  // Each of these, set otherwise, makes a search's hits miss notes that hold every gram asked:
+  // a distinct attribute keeps one note of many (of one millisecond, on `ms`), hidden attributes
+  // leave the ids out, and stop words, separators, a dictionary or a locale split or drop grams.
+  // (Synonyms, prefix search and searchCutoffMs only add hits: with every term required, a search
+  // cut short still returns each note matching them all, crates/milli/src/search/new/bucket_sort.rs.)
+  distinctAttribute: null,
+  displayedAttributes: ["*"],
+  stopWords: [],
+  separatorTokens: [],
+  nonSeparatorTokens: [],
+  dictionary: [],
+  localizedAttributes: null,
 } satisfies Settings;
 
 /** The settings that differ from SETTINGS, by name (empty when the index is as wanted). */
@@ -103,6 +142,16 @@ export function settingsDiff(actual: Settings): string[] {
     if (!same(sorted(actual[name]), sorted(SETTINGS[name]))) wrong.push(name);
   if (actual.typoTolerance?.enabled !== false) wrong.push("typoTolerance");
   if (actual.pagination?.maxTotalHits !== SETTINGS.pagination.maxTotalHits) wrong.push("pagination");
+  if (actual.distinctAttribute != null) wrong.push("distinctAttribute");
+  if (!same(actual.displayedAttributes ?? ["*"], SETTINGS.displayedAttributes)) wrong.push("displayedAttributes");
+  for (const name of [
+    "stopWords",
+    "separatorTokens",
+    "nonSeparatorTokens",
+    "dictionary",
+    "localizedAttributes",
+  ] as const)
+    if (actual[name]?.length) wrong.push(name);
   return wrong;
 }
 
@@ -151,6 +200,26 @@ export function chooseGrams(terms: string[][], count: (token: string) => number,
   return [...chosen];
 }
 
+/**
+ * The grams to count for chooseGrams, at most `max`: every term's in turn, spread along each term
+ * (a term's rarest gram is as likely anywhere in it). Grams left uncounted are never preferred.
+ */
+export function gramsToCount(terms: string[][], max = MAX_COUNTED): string[] {
+  const spread = terms.map((term) => {
+    const take = Math.min(term.length, max);
+    return Array.from({ length: take }, (_, i) => term[Math.floor((i * term.length) / take)]);
+  });
+  const chosen = new Set<string>();
+  for (let round = 0; chosen.size < max && spread.some((term) => round < term.length); round++)
+    for (const term of spread) if (round < term.length && chosen.size < max) chosen.add(term[round]);
+  return [...chosen];
+}
+
+/** Whether Meilisearch failed to answer (as against refusing a request with a 4xx). */
+export function unanswered(err: unknown): boolean {
+  return !(err instanceof MeilisearchApiError) || err.response.status >= 500;
+}
+
 /** Documents in requests of at most `maxBytes` of JSON each (a larger document goes alone). */
 export function bySize<T>(documents: T[], maxBytes = MAX_REQUEST_BYTES): T[][] {
   const requests: T[][] = [];
@@ -186,23 +255,42 @@ async function succeeded(task: Promise<Task>): Promise<void> {
 
 const notFound = (err: unknown) => err instanceof MeilisearchApiError && err.cause?.code === "index_not_found";
 
-export function createMeilisearchIndex(options: { url: string; key?: string; index?: string }): SearchIndex {
+export function createMeilisearchIndex(options: {
+  url: string;
+  key?: string;
+  index?: string;
+  /** HALF_OPEN_AFTER_MS unless told (tests). */
+  halfOpenAfterMs?: number;
+}): SearchIndex {
   const client = new Meilisearch({ host: options.url, apiKey: options.key, timeout: 10_000 });
   const name = options.index ?? DEFAULT_INDEX;
   const index = client.index<SearchDocument>(name);
   const wait = { timeout: 60_000, interval: 50 };
+  // Searches and checks have clients of their own: a Meilisearch that hangs holds a search
+  // SEARCH_TIMEOUT_MS, not the writes' 10 s (meilisearch-js aborts the request, body included).
+  const reader = new Meilisearch({ host: options.url, apiKey: options.key, timeout: SEARCH_TIMEOUT_MS });
+  const checker = new Meilisearch({ host: options.url, apiKey: options.key, timeout: CHECK_TIMEOUT_MS });
+  // Fed by searches (BREAK_AFTER failures in a row open it; after HALF_OPEN_AFTER_MS one search
+  // probes) and by the check, which holds it open from a Meilisearch that did not answer it until
+  // one that does. Refusals (4xx) are answers: they never open it.
+  const breaker = circuitBreaker(handleWhen(unanswered), {
+    halfOpenAfter: options.halfOpenAfterMs ?? HALF_OPEN_AFTER_MS,
+    breaker: new ConsecutiveBreaker(BREAK_AFTER),
+  });
+  let heldOpen: IDisposable | undefined;
   // How many notes hold a token, for choosing the rarest: it changes slowly.
   const frequencies = new LRUCache<string, number>({ max: 50_000, ttl: 10 * 60_000 });
 
-  async function countTokens(tokens: string[]): Promise<(token: string) => number> {
-    const unknown = tokens.filter((t) => !frequencies.has(t));
+  /** How many notes hold each gram of gramsToCount, in one request of at most MAX_COUNTED searches. */
+  async function countTokens(terms: string[][]): Promise<(token: string) => number> {
+    const unknown = gramsToCount(terms).filter((t) => !frequencies.has(t));
     if (unknown.length) {
-      const { results } = await client.multiSearch({
+      const { results } = await reader.multiSearch({
         queries: unknown.map((q) => ({ indexUid: name, q, limit: 0, matchingStrategy: "all" as const })),
       });
       for (const [i, token] of unknown.entries()) frequencies.set(token, results[i].estimatedTotalHits ?? 0);
     }
-    return (token) => frequencies.get(token) ?? 0;
+    return (token) => frequencies.get(token) ?? Number.MAX_SAFE_INTEGER;
   }
 
   async function ensureIndex(): Promise<void> {
@@ -221,29 +309,59 @@ export function createMeilisearchIndex(options: { url: string; key?: string; ind
 
   return {
     name,
-    async candidates(tree, before, expected) {
-      const terms = requiredTerms(tree)?.map(grams);
-      if (!terms) return undefined;
+    async candidates(tree, before, expected, said = () => {}) {
+      const terms = requiredTerms(tree)
+        ?.map(grams)
+        .filter((term) => term.length);
+      if (!terms?.length) return undefined;
       const all = [...new Set(terms.flat())];
-      const tokens = all.length <= MAX_QUERY_WORDS ? all : chooseGrams(terms, await countTokens(all));
-      const { results } = await client.multiSearch({
-        queries: [
-          {
-            indexUid: name,
-            q: tokens.join(" "),
-            matchingStrategy: "all",
-            sort: ["ms:desc"],
-            limit: CANDIDATES + 1,
-            attributesToRetrieve: ["id"],
-            ...(before === undefined ? {} : { filter: `ms <= ${Number(before >> 22n)}` }),
-          },
-          { indexUid: name, q: "", filter: "ms < 0", limit: 1, attributesToRetrieve: ["generation", "folding"] },
-        ],
-      });
-      const [hits, marker] = [results[0].hits, results[1].hits[0] as Partial<Marker> | undefined];
-      if (marker?.generation !== expected.generation || marker.folding !== expected.folding) return undefined;
+      const ask = async () => {
+        const tokens = all.length <= MAX_QUERY_WORDS ? all : chooseGrams(terms, await countTokens(terms));
+        // The settings are read beside the search: changed behind Murmur's back, they are seen
+        // by the next search, not by the next minute's check.
+        return Promise.all([
+          reader.multiSearch({
+            queries: [
+              {
+                indexUid: name,
+                q: tokens.join(" "),
+                matchingStrategy: "all",
+                sort: ["ms:desc"],
+                limit: CANDIDATES + 1,
+                attributesToRetrieve: ["id"],
+                ...(before === undefined ? {} : { filter: `ms <= ${Number(before >> 22n)}` }),
+              },
+              { indexUid: name, q: "", filter: "ms < 0", limit: 1, attributesToRetrieve: ["generation", "folding"] },
+              // Meilisearch answers `offset` as it applied it, capped at maxTotalHits, which caps
+              // `limit` and estimatedTotalHits alike (crates/meilisearch/src/search/mod.rs): so this
+              // answer says, in the same request, whether the search could return CANDIDATES + 1.
+              { indexUid: name, q: "", filter: "ms < 0", offset: CANDIDATES + 1, limit: 0 },
+            ],
+          }),
+          reader.index(name).getSettings(),
+        ]);
+      };
+      const [{ results }, settings] = await breaker.execute(ask);
+      const [found, marker, cap] = [results[0], results[1].hits[0] as Partial<Marker> | undefined, results[2]];
+      const hits = found.hits;
+      const capped =
+        cap.offset !== CANDIDATES + 1 ||
+        (hits.length <= CANDIDATES && (found.estimatedTotalHits ?? hits.length) > hits.length);
+      if (
+        marker?.generation !== expected.generation ||
+        marker.folding !== expected.folding ||
+        capped ||
+        settingsDiff(settings).length
+      ) {
+        said("unusable");
+        return undefined;
+      }
       // More hits than taken: the exact answer may lie beyond them.
-      if (hits.length > CANDIDATES) return undefined;
+      if (hits.length > CANDIDATES) {
+        said("too_many");
+        return undefined;
+      }
+      said("narrowed");
       return hits.map((hit) => BigInt(hit.id as string));
     },
     async upsert(notes) {
@@ -265,25 +383,31 @@ export function createMeilisearchIndex(options: { url: string; key?: string; ind
     async condition() {
       let version: string;
       try {
-        ({ pkgVersion: version } = await client.getVersion());
+        ({ pkgVersion: version } = await checker.getVersion());
       } catch (err) {
-        if (err instanceof MeilisearchApiError)
-          return { state: "refused", detail: `Meilisearch refused MEILI_KEY: ${err.message}` };
+        if (!unanswered(err))
+          return { state: "refused", detail: `Meilisearch refused MEILI_KEY: ${(err as Error).message}` };
+        heldOpen ??= breaker.isolate();
         return { state: "unreachable", detail: `Meilisearch does not answer: ${(err as Error).message}` };
       }
+      heldOpen?.dispose();
+      heldOpen = undefined;
       if (!supportedVersion(version))
         return { state: "unsupported", detail: `Meilisearch ${version} is not supported: run ${SUPPORTED_TEXT}` };
       let wrongSettings: string[];
       try {
-        wrongSettings = settingsDiff(await index.getSettings());
+        wrongSettings = settingsDiff(await checker.index(name).getSettings());
       } catch (err) {
         if (notFound(err)) return { state: "missing" };
         throw err;
       }
-      const marker = await index.getDocument<MarkerDocument>(MARKER_ID).catch((err) => {
-        if (err instanceof MeilisearchApiError && err.cause?.code === "document_not_found") return undefined;
-        throw err;
-      });
+      const marker = await checker
+        .index<MarkerDocument>(name)
+        .getDocument(MARKER_ID)
+        .catch((err) => {
+          if (err instanceof MeilisearchApiError && err.cause?.code === "document_not_found") return undefined;
+          throw err;
+        });
       return {
         state: "present",
         marker: marker && { generation: marker.generation, folding: marker.folding },

@@ -6,6 +6,7 @@ import type { Services } from "../../domain/context.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { RepeatedFailure } from "../../log.ts";
 import { METRICS_CONTENT_TYPE, scrapeMetrics } from "../../metrics.ts";
+import { databaseFolding } from "../../search/fold.ts";
 import { rebuildRunning, searchIndexCompleteness } from "../../search/rebuild.ts";
 import { route } from "../route.ts";
 
@@ -33,10 +34,14 @@ const Checks = z
       .optional()
       .describe("with REDIS_URL; while down, rate limits are not counted and reads go to the primary"),
     replicas: z.array(Replica).optional().describe("with DATABASE_REPLICA_URL, in its order"),
+    search: z
+      .enum(["up", "down"])
+      .optional()
+      .describe("with MEILI_URL: whether Meilisearch answers; while down, PostgreSQL answers searches alone"),
   })
   .describe(
     "each dependency: the database and the file store (its folder, or its bucket) answered; " +
-      "Redis and read replicas, whose outage this instance serves through, as they are",
+      "Redis, read replicas and Meilisearch, whose outage this instance serves through, as they are",
   );
 type Checks = z.infer<typeof Checks>;
 type Readiness = { checks: Checks; search?: SearchReadiness };
@@ -50,7 +55,6 @@ const NotReady = z.strictObject({
       "down: its folders (the upload scratch folder, STORAGE_DIR) cannot be written (a small file is created " +
         "and removed), or its bucket does not answer",
     ),
-    search: z.literal("down").optional().describe("with MEILI_URL: Meilisearch does not answer"),
     ids: z
       .literal("down")
       .optional()
@@ -89,7 +93,7 @@ async function readiness(services: Services): Promise<Readiness | NotReady | und
   if (!said) {
     said = new RepeatedFailure(
       services.log,
-      "not ready: the database, the file store or Meilisearch does not answer, or no worker id is held",
+      "not ready: the database or the file store does not answer, or no worker id is held",
     );
     unready.set(services.log, said);
   }
@@ -132,13 +136,18 @@ async function checkReadiness(services: Services): Promise<Readiness | (NotReady
   if (database === "down" || storage === "down" || ids.ids) return notReady({ database, storage, ...others, ...ids });
   const checks: Checks = { database, storage, ...others };
   if (!services.search) return { checks };
-  const found = await searchIndexCompleteness(services.db, services.search);
+  // Meilisearch is optional: while it is down searches go to PostgreSQL, so the instance stays
+  // ready (a fleet taken out of service for it would answer nothing at all).
+  const [found, folding] = await Promise.all([
+    searchIndexCompleteness(services.db, services.search),
+    databaseFolding(services.db),
+  ]);
+  checks.search = found.complete || found.answers ? "up" : "down";
   const ready = (search: SearchReadiness) => ({ checks, search });
+  if (folding) return ready({ index: "incomplete", detail: folding });
   if (found.complete) return ready({ index: "complete" });
-  if (!found.answers) {
-    failures.push(new Error(`Meilisearch does not answer: ${found.reason}`));
-    return notReady({ ...checks, search: "down" });
-  }
+  if (!found.answers)
+    return ready({ index: "incomplete", detail: `${found.reason}; PostgreSQL answers searches alone` });
   if (await rebuildRunning(services.db, services.search.name))
     return ready({ index: "rebuilding", detail: `${found.reason}; a rebuild is under way` });
   const action = {
@@ -166,8 +175,8 @@ export const healthRoutes = [
     method: "GET",
     path: "/readyz",
     summary:
-      "The database, the file store, and Meilisearch when configured, answer, and ids can be minted (503 otherwise); " +
-      "Redis and replicas as they are",
+      "The database and the file store answer, and ids can be minted (503 otherwise); " +
+      "Redis, replicas and Meilisearch when configured as they are",
     tag: "health",
     auth: "none",
     rateLimit: "none",
