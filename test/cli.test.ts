@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { account } from "./support/fixtures.ts";
+import { account, mailedToken } from "./support/fixtures.ts";
 import { ROOT, run } from "./support/process.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -51,15 +51,15 @@ describe("cli", () => {
     expect(noAccount.stderr.trim()).toBe('error: no account "nobody"');
   });
 
-  it("announce publishes an announcement and prints its id", async () => {
+  it("announce publishes an announcement and says so in one line with its id", async () => {
     const result = await run(
       "src/cli/main.ts",
       ["announce", "--type", "warn", "--title", "Maintenance", "--description", "Down at noon"],
       env,
     );
     expect(result.code).toBe(0);
-    const id = result.stdout.trim();
-    expect(id).toMatch(/^[0-9]+$/);
+    const id = /^published warn announcement ([0-9]+): "Maintenance"\n$/.exec(result.stdout)?.[1] as string;
+    expect(id).toBeDefined();
     const stored = await server.services.db.announcement.findUnique({ where: { id: BigInt(id) } });
     expect(stored).toMatchObject({ type: "warn", title: "Maintenance", description: "Down at noon" });
   });
@@ -69,6 +69,7 @@ describe("cli", () => {
       ["--help"],
       ["role", "--help"],
       ["announce", "--help"],
+      ["account", "create", "--help"],
       ["emoji", "add", "--help"],
       ["backup", "--help"],
       ["restore", "--help"],
@@ -102,6 +103,130 @@ describe("cli account", () => {
     expect(again.stderr.trim()).toBe('error: no account "clidoomed"');
     const tooMany = await run("src/cli/main.ts", ["account", "list", "--limit", "10001"], env);
     expect(tooMany.code).not.toBe(0);
+  });
+});
+
+describe("cli account: the operator's first day", () => {
+  const cli = (args: string[], input?: string) => run("src/cli/main.ts", ["account", ...args], env, { input });
+  const login = (name: string, passphrase: string) =>
+    server.request("POST", "/login", { body: { name, passphrase, captcha_token: "ok" } });
+  const home = (token: string) => server.request("GET", "/timeline/home", { token });
+
+  it("create makes a verified admin, its passphrase piped on standard input, who logs in at once", async () => {
+    const created = await cli(
+      ["create", "cliadmin", "--email", "cliadmin@example.com", "--role", "admin", "--verified"],
+      "first-admin-passphrase\n",
+    );
+    expect(created.stderr).toBe("");
+    expect(created.code).toBe(0);
+    const id = /^created admin @cliadmin@murmur\.test \(id ([0-9]+)\), verified\n$/.exec(created.stdout)?.[1];
+    expect(id).toBeDefined();
+    const session = await login("cliadmin", "first-admin-passphrase");
+    expect(session.status).toBe(200);
+    const me = await server.request("GET", "/accounts/cliadmin", { token: session.body.authorization_token });
+    expect(me.body).toMatchObject({ id, name: "@cliadmin@murmur.test" });
+    // An admin: it may freeze a moderator.
+    await account(server, "climoderated", "moderator");
+    const frozen = await server.request("PUT", "/accounts/climoderated/freeze", {
+      token: session.body.authorization_token,
+      body: {},
+    });
+    expect(frozen.status).toBe(204);
+  });
+
+  it("create refuses with one line: no passphrase, a weak one, a taken name", async () => {
+    const none = await cli(["create", "clinone", "--email", "clinone@example.com"]);
+    expect([none.code, none.stdout, none.stderr]).toEqual([
+      1,
+      "",
+      "error: no passphrase: type it on a terminal, or pipe it on standard input\n",
+    ]);
+    const weak = await cli(["create", "cliweak", "--email", "cliweak@example.com"], "short\n");
+    expect([weak.code, weak.stderr.trim()]).toEqual([
+      1,
+      "error: a passphrase is 8 to 512 characters, without spaces or control characters",
+    ]);
+    const taken = await cli(["create", "cliadmin", "--email", "other@example.com"], "first-admin-passphrase\n");
+    expect([taken.code, taken.stderr.trim()]).toEqual([1, "error: account name in use"]);
+    const badRole = await cli(["create", "cliking", "--email", "k@example.com", "--role", "king"], "a-passphrase\n");
+    expect(badRole.code).not.toBe(0);
+    expect(badRole.stderr).toMatch(/normal, moderator, admin/);
+    for (const name of ["clinone", "cliweak", "cliking"]) {
+      expect((await server.request("GET", `/accounts/${name}`)).status).toBe(404);
+    }
+  });
+
+  it("create without --verified queues the verification mail; verify marks it verified, once", async () => {
+    const created = await cli(["create", "cliplain", "--email", "cliplain@example.com"], "plain-passphrase\n");
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(
+      /^created normal @cliplain@murmur\.test \(id [0-9]+\), not verified: the verification mail is queued to cliplain@example\.com\n$/,
+    );
+    expect(await mailedToken(server, "cliplain@example.com")).toMatch(/\S{20}/);
+    expect((await login("cliplain", "plain-passphrase")).body).toEqual({ error: "EMAIL_NOT_VERIFIED" });
+
+    const verified = await cli(["verify", "cliplain"]);
+    expect([verified.code, verified.stderr]).toEqual([0, ""]);
+    expect(verified.stdout).toMatch(/^verified @cliplain@murmur\.test \(id [0-9]+\)\n$/);
+    expect((await login("cliplain", "plain-passphrase")).status).toBe(200);
+    const again = await cli(["verify", "cliplain"]);
+    expect([again.code, again.stderr.trim()]).toEqual([1, "error: cliplain is verified already"]);
+    const nobody = await cli(["verify", "nobody"]);
+    expect([nobody.code, nobody.stderr.trim()]).toEqual([1, 'error: no account "nobody"']);
+  });
+
+  it("reset-passphrase prints a token that sets a new passphrase once, through POST /accounts/{name}/passphrase", async () => {
+    const ada = await account(server, "cliada");
+    const reset = await cli(["reset-passphrase", "cliada"]);
+    expect([reset.code, reset.stderr]).toEqual([0, ""]);
+    const [, until, token] =
+      /^reset token for @cliada@murmur\.test \(id [0-9]+\), usable once until (\S+): (\S+)\n$/.exec(reset.stdout) ?? [];
+    expect(new Date(until).getTime()).toBeGreaterThan(Date.now() + 59 * 60_000);
+    const set = await server.request("POST", "/accounts/cliada/passphrase", {
+      body: { token, passphrase: "reset-by-operator" },
+    });
+    expect(set.status).toBe(204);
+    const reused = await server.request("POST", "/accounts/cliada/passphrase", {
+      body: { token, passphrase: "reset-once-more" },
+    });
+    expect([reused.status, reused.body]).toEqual([400, { error: "INVALID_TOKEN" }]);
+    expect((await login("cliada", "reset-by-operator")).status).toBe(200);
+    expect((await login("cliada", ada.passphrase)).status).not.toBe(200);
+    // Its sessions ended with the change.
+    expect((await home(ada.token)).status).toBe(401);
+  });
+
+  it("freeze makes an account's token 403 YOU_ARE_FROZEN (any role); unfreeze gives it back", async () => {
+    const bob = await account(server, "clibob", "admin");
+    expect((await home(bob.token)).status).toBe(200);
+    const frozen = await cli(["freeze", "clibob"]);
+    expect([frozen.code, frozen.stderr]).toEqual([0, ""]);
+    expect(frozen.stdout).toBe(`froze @clibob@murmur.test (id ${bob.id})\n`);
+    // The server hears of the change from PostgreSQL (its cache of callers).
+    await expect.poll(async () => (await home(bob.token)).body).toEqual({ error: "YOU_ARE_FROZEN" });
+    expect((await home(bob.token)).status).toBe(403);
+    const again = await cli(["freeze", "clibob"]);
+    expect([again.code, again.stderr.trim()]).toEqual([1, "error: clibob is frozen already"]);
+
+    const unfrozen = await cli(["unfreeze", "clibob"]);
+    expect([unfrozen.code, unfrozen.stdout]).toEqual([0, `unfroze @clibob@murmur.test (id ${bob.id})\n`]);
+    await expect.poll(async () => (await home(bob.token)).status).toBe(200);
+    const idle = await cli(["unfreeze", "clibob"]);
+    expect([idle.code, idle.stdout]).toEqual([0, `@clibob@murmur.test (id ${bob.id}) is not frozen: nothing done\n`]);
+  });
+
+  it("silence keeps an account from public notes; unsilence lets it post them again", async () => {
+    const cat = await account(server, "clicat");
+    const post = () =>
+      server.request("POST", "/notes", { token: cat.token, body: { content: "hi", visibility: "public" } });
+    const silenced = await cli(["silence", "clicat"]);
+    expect([silenced.code, silenced.stdout]).toEqual([0, `silenced @clicat@murmur.test (id ${cat.id})\n`]);
+    await expect.poll(async () => (await post()).body).toEqual({ error: "YOU_ARE_SILENCED" });
+    const again = await cli(["silence", "clicat"]);
+    expect(again.stdout).toBe(`@clicat@murmur.test (id ${cat.id}) is silenced already: nothing done\n`);
+    const unsilenced = await cli(["unsilence", "clicat"]);
+    expect([unsilenced.code, unsilenced.stdout]).toEqual([0, `unsilenced @clicat@murmur.test (id ${cat.id})\n`]);
+    await expect.poll(async () => (await post()).status).toBe(201);
   });
 });
 

@@ -5,7 +5,17 @@ import { Command, InvalidArgumentError } from "commander";
 import { type Config, loadConfig } from "../config.ts";
 import { startDatabase } from "../db/database.ts";
 import { deleteAccountNow } from "../domain/accounts/deletion.ts";
-import { listAccounts, OPERATOR_LIST_MAX, setRole } from "../domain/accounts/service.ts";
+import {
+  createAccount,
+  issuePassphraseReset,
+  listAccounts,
+  type ModerationAction,
+  moderateAsOperator,
+  OPERATOR_LIST_MAX,
+  qualifiedNameOf,
+  setRole,
+  verifyAccount,
+} from "../domain/accounts/service.ts";
 import { createAnnouncement } from "../domain/announcements/service.ts";
 import type { Services } from "../domain/context.ts";
 import { addCustomEmoji } from "../domain/emoji/service.ts";
@@ -15,6 +25,7 @@ import { createLogger } from "../log.ts";
 import { closeServices, createServices, createStorage } from "../services.ts";
 import type { Storage } from "../storage/storage.ts";
 import { backupDatabase } from "./backup.ts";
+import { readPassphrase } from "./passphrase.ts";
 import { reindexSearch } from "./reindex.ts";
 import { inspectBackup, restoreDatabase } from "./restore.ts";
 import { seed } from "./seed.ts";
@@ -124,11 +135,115 @@ program
   .action((options: { type: (typeof ANNOUNCEMENT_TYPES)[number]; title: string; description: string }) =>
     withServices(async (services) => {
       const announcement = await createAnnouncement(services, options);
-      console.log(announcement.id.toString());
+      console.log(
+        `published ${announcement.type} announcement ${announcement.id}: ${JSON.stringify(announcement.title)}`,
+      );
     }),
   );
 
 const account = program.command("account").description("accounts");
+
+/** How a command's one line names an account: `@alice@host (id 123)`. */
+const named = (services: Services, a: { id: bigint; name: string }) => `${qualifiedNameOf(services, a)} (id ${a.id})`;
+
+account
+  .command("create")
+  .description(
+    "create an account, without captcha: the passphrase is asked on a terminal, or read from standard input " +
+      "(its first line) when piped; never an argument",
+  )
+  .argument("<account_name>", "1 to 64 of A-Z a-z 0-9 - . _")
+  .requiredOption("--email <email>", "its e-mail address")
+  .option("--role <role>", "normal, moderator or admin", oneOf(ROLES), "normal")
+  .option("--verified", "its e-mail counts as verified (otherwise the verification mail is queued, as at registration)")
+  .action(async (name: string, options: { email: string; role: (typeof ROLES)[number]; verified?: boolean }) => {
+    const passphrase = await readPassphrase();
+    await withServices(async (services) => {
+      const verified = options.verified ?? false;
+      const created = await createAccount(services, {
+        name,
+        email: options.email,
+        passphrase,
+        role: options.role,
+        verified,
+      });
+      const state = verified ? "verified" : `not verified: the verification mail is queued to ${created.email}`;
+      console.log(`created ${created.role} ${named(services, created)}, ${state}`);
+    });
+  });
+
+account
+  .command("verify")
+  .description("mark an account's e-mail as verified, as its verification token would")
+  .argument("<account_name>", "plain or qualified account name, or account id")
+  .action((name: string) =>
+    withServices(async (services) => {
+      const verified = await naming(name, verifyAccount(services, name)).catch((err) => {
+        if (err instanceof DomainError && err.code === "ACCOUNT_ALREADY_VERIFIED") {
+          throw new DomainError(err.code, { detail: `${name} is verified already` });
+        }
+        throw err;
+      });
+      console.log(`verified ${named(services, verified)}`);
+    }),
+  );
+
+account
+  .command("reset-passphrase")
+  .description(
+    "print a passphrase reset token (instead of mailing it): POST /accounts/{name}/passphrase " +
+      '{"token", "passphrase"} sets a new passphrase with it, once, within the hour, and ends every session',
+  )
+  .argument("<account_name>", "plain or qualified account name, or account id")
+  .action((name: string) =>
+    withServices(async (services) => {
+      const reset = await naming(name, issuePassphraseReset(services, name));
+      console.log(
+        `reset token for ${named(services, reset.account)}, usable once until ${reset.expiresAt.toISOString()}: ${reset.token}`,
+      );
+    }),
+  );
+
+/** What each moderation command says: done, or that there was nothing to do. */
+const MODERATION: Record<ModerationAction, { description: string; done: string; unchanged: string }> = {
+  freeze: {
+    description: "freeze an account (any role): its tokens answer 403 YOU_ARE_FROZEN, its notes are hidden",
+    done: "froze",
+    unchanged: "", // ALREADY_FROZEN
+  },
+  unfreeze: { description: "unfreeze an account", done: "unfroze", unchanged: "is not frozen:" },
+  silence: {
+    description: "silence an account (any role): it can no longer post public notes",
+    done: "silenced",
+    unchanged: "is silenced already:",
+  },
+  unsilence: { description: "unsilence an account", done: "unsilenced", unchanged: "is not silenced:" },
+};
+
+for (const [action, words] of Object.entries(MODERATION) as [
+  ModerationAction,
+  (typeof MODERATION)[ModerationAction],
+][]) {
+  account
+    .command(action)
+    .description(words.description)
+    .argument("<account_name>", "plain or qualified account name, or account id")
+    .action((name: string) =>
+      withServices(async (services) => {
+        const result = await naming(name, moderateAsOperator(services, name, action)).catch((err) => {
+          if (err instanceof DomainError && err.code === "ALREADY_FROZEN") {
+            throw new DomainError(err.code, { detail: `${name} is frozen already` });
+          }
+          throw err;
+        });
+        console.log(
+          result.changed
+            ? `${words.done} ${named(services, result.account)}`
+            : `${named(services, result.account)} ${words.unchanged} nothing done`,
+        );
+      }),
+    );
+}
 
 account
   .command("delete")

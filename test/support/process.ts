@@ -11,18 +11,31 @@ export interface Run {
   stderr: string;
 }
 
-export function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
+/** `input`: written to its standard input, then closed (else it reads nothing, as from /dev/null). */
+export function start(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  options: { input?: string } = {},
+): ChildProcess {
   const { DATABASE_URL: _, ...base } = process.env;
   // As `npm run dev` runs it (from src/, through tsx's loader): one node process, no wrapper between.
-  return spawn(process.execPath, ["--import", "tsx", path.join(ROOT, script), ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...base, LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
+  child.stdin?.end(options.input);
+  return child;
 }
 
-export async function run(script: string, args: string[], env: Record<string, string>): Promise<Run> {
-  const child = start(script, args, env);
+export async function run(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  options: { input?: string } = {},
+): Promise<Run> {
+  const child = start(script, args, env, options);
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (chunk) => {

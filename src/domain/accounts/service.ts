@@ -36,38 +36,56 @@ export interface RegisterInput {
 
 /** Registration (CONTRACT 4 order): field rules, then captcha, then uniqueness. */
 export async function register(ctx: Context, input: RegisterInput): Promise<Account> {
+  checkAccountFields(input);
+  await checkCaptcha(ctx, input.captchaToken, ctx.caller.ip);
+  return insertAccount(ctx, input, { role: "normal", verified: false });
+}
+
+function checkAccountFields(input: Pick<RegisterInput, "name" | "email" | "passphrase">): void {
   checkAccountName(input.name);
   checkEmail(input.email);
   checkPassphrase(input.passphrase);
-  await checkCaptcha(ctx, input.captchaToken, ctx.caller.ip);
+}
 
+/**
+ * A new account whose fields were checked; an unverified one gets the mail with its
+ * registration token, in the transaction that creates it.
+ */
+async function insertAccount(
+  services: Services,
+  input: Pick<RegisterInput, "name" | "email" | "passphrase">,
+  standing: { role: Role; verified: boolean },
+): Promise<Account> {
   const nameKey = keyOf(input.name);
   const emailKey = keyOf(input.email);
-  const taken = await ctx.db.account.findMany({
+  const taken = await services.db.account.findMany({
     where: { OR: [{ nameKey }, { emailKey }] },
     select: { nameKey: true },
   });
   if (taken.some((a) => a.nameKey === nameKey)) throw new DomainError("ACCOUNT_NAME_IN_USE");
   if (taken.length) throw new DomainError("EMAIL_IN_USE");
 
-  const passphraseHash = await hashPassphrase(input.passphrase, ctx.config.bcryptCost);
+  const passphraseHash = await hashPassphrase(input.passphrase, services.config.bcryptCost);
   const token = newEmailToken();
   let account: Account;
-  let mailId: bigint;
+  let mailId: bigint | undefined;
   try {
-    [account, mailId] = await ctx.db.$transaction(async (tx) => {
+    [account, mailId] = await services.db.$transaction(async (tx) => {
       const created = await tx.account.create({
         data: {
-          id: ctx.ids.next(),
+          id: services.ids.next(),
           name: input.name,
           nameKey,
           email: input.email,
           emailKey,
           nickname: input.name,
           passphraseHash,
+          role: standing.role,
+          verified: standing.verified,
         },
       });
-      await storeEmailToken(ctx, tx, created.id, "registration", token);
+      if (standing.verified) return [created, undefined] as const;
+      await storeEmailToken(services, tx, created.id, "registration", token);
       return [created, await queueMail(tx, emailTokenMail(created, created.email, token))] as const;
     });
   } catch (err) {
@@ -76,7 +94,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Acco
     if (!unique) throw err;
     throw new DomainError(unique.columns.some((c) => /email/.test(c)) ? "EMAIL_IN_USE" : "ACCOUNT_NAME_IN_USE");
   }
-  mailQueued(ctx, mailId);
+  if (mailId !== undefined) mailQueued(services, mailId);
   return account;
 }
 
@@ -399,27 +417,101 @@ function etagMatches(header: string, etag: string): boolean {
     .some((candidate) => candidate === "*" || candidate === etag);
 }
 
-type ModerationAction = "freeze" | "unfreeze" | "silence" | "unsilence";
+export type ModerationAction = "freeze" | "unfreeze" | "silence" | "unsilence";
 
 /** Freezing and silencing: moderators and admins, on accounts of a lower role only. */
 export async function moderate(ctx: Context, nameOrId: string, action: ModerationAction): Promise<void> {
   const moderator = requireModerator(ctx);
   const target = await findAccount(ctx, nameOrId);
   if (roleRank(target) >= roleRank(moderator)) throw new DomainError("NO_PERMISSION");
+  await applyModeration(ctx, target, action);
+}
+
+/** Whether the account's flag changed (unfreezing or unsilencing an account that is not is no error). */
+async function applyModeration(services: Services, target: Account, action: ModerationAction): Promise<boolean> {
   if (action === "freeze" || action === "unfreeze") {
     const frozen = action === "freeze";
     // The search index holds only notes' text, never who may see them: it learns nothing here.
-    const { count } = await ctx.db.account.updateMany({ where: { id: target.id, frozen: !frozen }, data: { frozen } });
+    const { count } = await services.db.account.updateMany({
+      where: { id: target.id, frozen: !frozen },
+      data: { frozen },
+    });
     if (count === 0 && frozen) throw new DomainError("ALREADY_FROZEN");
-    return;
+    return count > 0;
   }
-  await ctx.db.account.update({ where: { id: target.id }, data: { silenced: action === "silence" } });
+  const silenced = action === "silence";
+  const { count } = await services.db.account.updateMany({
+    where: { id: target.id, silenced: !silenced },
+    data: { silenced },
+  });
+  return count > 0;
+}
+
+/**
+ * Operator command: freeze, unfreeze, silence or unsilence any account, whatever its role (the
+ * operator stands above every role). Its tokens answer YOU_ARE_FROZEN at once on every instance:
+ * each one's cache of callers hears of the change from PostgreSQL.
+ */
+export async function moderateAsOperator(
+  services: Services,
+  nameOrId: string,
+  action: ModerationAction,
+): Promise<{ account: Account; changed: boolean }> {
+  const account = await findAccount(services, nameOrId);
+  return { account, changed: await applyModeration(services, account, action) };
 }
 
 /** Operator command: give an account a role. */
 export async function setRole(services: Services, nameOrId: string, role: Role): Promise<Account> {
   const account = await findAccount(services, nameOrId);
   return services.db.account.update({ where: { id: account.id }, data: { role } });
+}
+
+export interface OperatorAccountInput {
+  name: string;
+  email: string;
+  passphrase: string;
+  role: Role;
+  /** Verified at once; otherwise its owner gets the registration mail, as after a registration. */
+  verified: boolean;
+}
+
+/**
+ * Operator command: an account made without a captcha, with a role, verified or not: the first
+ * admin of an instance whose registration needs a real captcha and a mail.
+ */
+export async function createAccount(services: Services, input: OperatorAccountInput): Promise<Account> {
+  checkAccountFields(input);
+  return insertAccount(services, input, { role: input.role, verified: input.verified });
+}
+
+/** Operator command: an account's e-mail counts as verified, as its registration token would make it. */
+export async function verifyAccount(services: Services, nameOrId: string): Promise<Account> {
+  const account = await findAccount(services, nameOrId);
+  if (account.verified) throw new DomainError("ACCOUNT_ALREADY_VERIFIED");
+  return services.db.$transaction(async (tx) => {
+    // Its registration token would verify nothing more.
+    await tx.emailToken.deleteMany({ where: { accountId: account.id, purpose: "registration" } });
+    return tx.account.update({ where: { id: account.id }, data: { verified: true } });
+  });
+}
+
+/**
+ * Operator command: a passphrase reset token for the account, handed over by the operator rather
+ * than mailed; it works as a mailed one does (POST /accounts/{name}/passphrase, once, within the
+ * hour), and replaces any earlier one.
+ */
+export async function issuePassphraseReset(
+  services: Services,
+  nameOrId: string,
+): Promise<{ account: Account; token: string; expiresAt: Date }> {
+  const account = await findAccount(services, nameOrId);
+  const token = newEmailToken();
+  const expiresAt = new Date(Date.now() + RESET_TOKEN_LIFETIME_MS);
+  await services.db.$transaction((tx) =>
+    storeEmailToken(services, tx, account.id, "passphrase_reset", token, undefined, RESET_TOKEN_LIFETIME_MS),
+  );
+  return { account, token, expiresAt };
 }
 
 /** `account list`'s page bound: an operator pages with `--after`. */
