@@ -2,8 +2,10 @@
 // fake): case folding as PostgreSQL folds, a note found the moment its POST returns, an index
 // that starts empty, a reindex racing a transaction held open, payloads over Meilisearch's
 // request limit, an account freeze over many notes, a rare term after ten common grams, and a
-// maxTotalHits lowered behind Murmur's back. Every search case also checks that the index was
-// asked and that its candidates hold every note PostgreSQL finds for a moderator.
+// maxTotalHits lowered behind Murmur's back, and paging by before_id. Every search case also checks
+// that the index was asked, that its candidates hold every note PostgreSQL finds for a moderator,
+// and that the HTTP answers were narrowed by it (murmur_search_index_queries_total, issue 28.11):
+// an answer of PostgreSQL alone, which is also right, fails them.
 import { Meilisearch } from "meilisearch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Services } from "../src/domain/context.ts";
@@ -64,18 +66,36 @@ describe.skipIf(!MEILI_URL)("Meilisearch: the cases of issue 15", () => {
   }
 
   /** What PostgreSQL alone finds for `who` (a moderator by default: every note; null: anonymous). */
-  async function postgresOnly(query: string, who: TestAccount | null = mod): Promise<string[]> {
+  async function postgresOnly(query: string, who: TestAccount | null = mod, beforeId?: string): Promise<string[]> {
     const viewer = who ? await db().account.findUniqueOrThrow({ where: { id: BigInt(who.id) } }) : undefined;
-    const notes = await searchNotes({ ...server.services, search: undefined, caller: { account: viewer } }, query);
+    const notes = await searchNotes(
+      { ...server.services, search: undefined, caller: { account: viewer } },
+      query,
+      beforeId,
+    );
     return notes.map((n) => n.id.toString());
   }
 
-  async function found(query: string, who?: TestAccount): Promise<string[]> {
-    const answer = await server.request("GET", `/search/notes?${new URLSearchParams({ query })}`, {
-      token: who?.token,
-    });
+  async function found(query: string, who?: TestAccount, beforeId?: string): Promise<string[]> {
+    const params = new URLSearchParams({ query, ...(beforeId ? { before_id: beforeId } : {}) });
+    const answer = await server.request("GET", `/search/notes?${params}`, { token: who?.token });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     return answer.body.map((n: { id: string }) => n.id);
+  }
+
+  /** Searches Meilisearch narrowed (murmur_search_index_queries_total{outcome="narrowed"}). */
+  async function narrowedCount(): Promise<number> {
+    const metric = server.services.metrics.registry.getSingleMetric("murmur_search_index_queries_total");
+    const { values } = (await metric?.get()) ?? { values: [] };
+    return values.find((v) => v.labels.outcome === "narrowed")?.value ?? 0;
+  }
+
+  /** found(), which Meilisearch must have narrowed: an answer of PostgreSQL alone fails the test. */
+  async function foundThroughIndex(query: string, who?: TestAccount, beforeId?: string): Promise<string[]> {
+    const before = await narrowedCount();
+    const ids = await found(query, who, beforeId);
+    expect(await narrowedCount(), `${query}: Meilisearch was not consulted`).toBe(before + 1);
+    return ids;
   }
 
   /** The index narrows `query` to a superset of PostgreSQL's matches, and the answers agree. */
@@ -86,8 +106,8 @@ describe.skipIf(!MEILI_URL)("Meilisearch: the cases of issue 15", () => {
     expect(candidates, `${query}: the index did not narrow`).toBeDefined();
     const held = new Set(candidates!.map(String));
     for (const id of await postgresOnly(query)) expect(held.has(id), `${query}: ${id} missing`).toBe(true);
-    expect(await found(query, mod)).toEqual(await postgresOnly(query));
-    expect(await found(query)).toEqual(await postgresOnly(query, null));
+    expect(await foundThroughIndex(query, mod)).toEqual(await postgresOnly(query));
+    expect(await foundThroughIndex(query)).toEqual(await postgresOnly(query, null));
     return candidates!;
   }
 
@@ -231,4 +251,23 @@ describe.skipIf(!MEILI_URL)("Meilisearch: the cases of issue 15", () => {
     const candidates = await expectNarrowed("overflowterm");
     for (const id of ids) expect(candidates).toContain(id);
   }, 300_000);
+
+  it("before_id pages through the index exactly as PostgreSQL pages (250 matches, three pages)", async () => {
+    const ids = await bulk(
+      alice,
+      Array.from({ length: 250 }, (_, i) => `pagedword${run} ${i}`),
+    );
+    await drain();
+    const pages: string[][] = [];
+    let beforeId: string | undefined;
+    for (let page = 0; page < 4; page++) {
+      const got = await foundThroughIndex(`pagedword${run}`, undefined, beforeId);
+      expect(got).toEqual(await postgresOnly(`pagedword${run}`, null, beforeId));
+      if (got.length === 0) break;
+      pages.push(got);
+      beforeId = got[got.length - 1];
+    }
+    expect(pages.map((p) => p.length)).toEqual([100, 100, 50]);
+    expect(pages.flat()).toEqual(ids.map(String).reverse());
+  }, 120_000);
 });
