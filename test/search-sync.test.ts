@@ -273,8 +273,10 @@ describe("the outbox with Meilisearch configured (and down)", () => {
     expect(await api.found("weather -stormy")).toHaveLength(1);
   });
 
-  it("/readyz answers 503 while Meilisearch is down", async () => {
-    expect((await server.request("GET", "/readyz")).status).toBe(503);
+  it("/readyz stays 200 while Meilisearch is down (searches go to PostgreSQL), and checks.search says down", async () => {
+    const ready = await server.request("GET", "/readyz");
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks.search).toBe("down");
   });
 });
 
