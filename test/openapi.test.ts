@@ -29,6 +29,17 @@ afterAll(() => server.close());
 
 const pathOf = (template: string) => template.replace(/:[A-Za-z_]+/g, "1");
 
+// biome-ignore lint/suspicious/noExplicitAny: the document is JSON, read as it is
+type Json = Record<string, any>;
+/** An operation's answer at `status`, its shared component resolved. */
+const answerAt = (p: string, method: string, status: string): Json => {
+  const response = document.paths[p][method].responses[status];
+  return response.$ref ? document.components.responses[response.$ref.split("/").pop()] : response;
+};
+const operations = Object.entries(document.paths as Record<string, Record<string, Json>>).flatMap(([p, item]) =>
+  Object.entries(item).map(([method, operation]) => ({ path: p, method, operation })),
+);
+
 describe("openapi.json", () => {
   it("is valid OpenAPI 3.1 (swagger-parser)", async () => {
     await expect(SwaggerParser.validate(structuredClone(document))).resolves.toBeTruthy();
@@ -55,7 +66,12 @@ describe("openapi.json", () => {
   });
 
   it("documents the shared answers: 401 with WWW-Authenticate, 429 and 503 with Retry-After, X-RateLimit-*", () => {
-    const responses = document.paths["/timeline/{timeline_type}"].get.responses;
+    const responses = Object.fromEntries(
+      ["200", "401", "403", "429", "503"].map((status) => [
+        status,
+        answerAt("/timeline/{timeline_type}", "get", status),
+      ]),
+    );
     expect(responses["401"].content["application/json"].schema.properties.error.enum).toEqual(
       expect.arrayContaining(["UNAUTHORIZED", "INVALID_TOKEN", "EXPIRED_TOKEN"]),
     );
@@ -66,9 +82,93 @@ describe("openapi.json", () => {
     expect(responses["200"].headers["X-RateLimit-Remaining"]).toBeDefined();
     const files = document.paths["/files/{file_id}"].get.responses;
     expect(Object.keys(files)).toEqual(expect.arrayContaining(["200", "206", "304", "416", "404"]));
+    expect(answerAt("/files/{file_id}", "get", "404").content["application/json"].schema.properties.error.enum).toEqual(
+      ["FILE_NOT_FOUND"],
+    );
     expect(files["206"].headers["Content-Range"]).toBeDefined();
     expect(document.paths["/accounts/{account_name}"].patch.responses["202"]).toBeDefined();
     expect(document.components.responses.MethodNotAllowed.headers.Allow).toBeDefined();
+  });
+
+  it("names each operation as a client calls it, once (the route table's operationId)", () => {
+    const ids = operations.map((o) => o.operation.operationId);
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(routes.length);
+    expect(routes.map((r) => r.operationId).sort()).toEqual([...ids].sort());
+    const idOf = (p: string, method: string) => document.paths[p][method].operationId;
+    expect(idOf("/timeline", "get")).toBe("getHomeTimeline");
+    expect(idOf("/timeline/{timeline_type}", "get")).toBe("getTimeline");
+    expect(idOf("/accounts/{account_name}/verify_email", "post")).toBe("verifyEmail");
+    expect(idOf("/notes", "post")).toBe("createNote");
+    expect(idOf("/drive", "post")).toBe("uploadDriveFile");
+  });
+
+  it("shares the error answers: every one a $ref into components.responses, each written once", () => {
+    let errors = 0;
+    for (const { path: p, method, operation } of operations) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+        if (Number(status) < 400) continue;
+        // A route's own answer at an error status (/files' 416, /readyz's 503) has its own body.
+        if (!response.$ref) {
+          const own = routes.find((r) => r.operationId === operation.operationId);
+          expect(
+            [own?.success, ...(own?.also ?? [])].map((a) => String(a?.status)),
+            `${method} ${p} ${status}`,
+          ).toContain(status);
+          continue;
+        }
+        errors += 1;
+        const shared = answerAt(p, method, status);
+        const codes = shared.content["application/json"].schema.properties.error.enum;
+        expect(shared.description, `${method} ${p} ${status}`).toBe(codes.join(", "));
+      }
+    }
+    const shared = Object.keys(document.components.responses).filter((name) => name.startsWith("Error"));
+    expect(shared.length).toBeLessThan(errors / 5);
+    // The answer of a code set names its status and codes: what a generated client's type is called.
+    expect(document.paths["/notes"].post.responses["401"].$ref).toBe(
+      "#/components/responses/Error401_ExpiredToken_InvalidToken_Unauthorized_Limited_Mutation",
+    );
+    // `detail` (extension) only where INVALID_REQUEST or INVALID_QUERY may be answered.
+    const badRequest = answerAt("/search/notes", "get", "400").content["application/json"].schema;
+    expect(badRequest.properties.error.enum).toEqual(["INVALID_QUERY", "INVALID_REQUEST"]);
+    expect(badRequest.properties.detail).toMatchObject({ type: "string" });
+    expect(answerAt("/notes", "post", "404").content["application/json"].schema.properties.detail).toBeUndefined();
+  });
+
+  it("types requests as tightly as the spec states them, rules the domain checks with its own codes", () => {
+    const body = (p: string, method: string, type = "application/json") =>
+      document.paths[p][method].requestBody.content[type].schema;
+    const note = body("/notes", "post").properties;
+    expect(note.visibility).toMatchObject({ type: "string", enum: ["public", "home", "followers", "direct"] });
+    expect(note.content).toMatchObject({ type: "string", maxLength: 3000 });
+    expect(note.cw_comment).toMatchObject({ maxLength: 256 });
+    expect(note.attachment_file_ids).toMatchObject({ maxItems: 16, items: { pattern: "^[0-9]{1,20}$" } });
+    expect(document.paths["/notes"].post.requestBody.required).toBe(true);
+    expect(body("/notes/{note_id}/renote", "post").properties.visibility.enum).toHaveLength(4);
+    const account = body("/accounts", "post").properties;
+    expect(account.name).toMatchObject({
+      minLength: 1,
+      maxLength: 64,
+      pattern: "^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$",
+    });
+    expect(account.email).toMatchObject({ format: "email", minLength: 7, maxLength: 319 });
+    expect(account.passphrase).toMatchObject({ minLength: 8, maxLength: 512 });
+    expect(body("/lists", "post").properties.title).toMatchObject({ minLength: 1, maxLength: 100 });
+    expect(body("/lists/{list_id}", "post").properties.account_id).toMatchObject({ maxItems: 30 });
+    expect(body("/drive", "post", "multipart/form-data").properties.name).toMatchObject({ maxLength: 256 });
+    const timelineType = document.paths["/timeline/{timeline_type}"].get.parameters.find(
+      (p: Json) => p.name === "timeline_type",
+    );
+    expect(timelineType.schema).toMatchObject({ type: "string", enum: ["home", "global"] });
+    // Every member of every request body says what it is.
+    for (const { path: p, method, operation } of operations) {
+      for (const media of Object.values((operation.requestBody?.content ?? {}) as Record<string, Json>)) {
+        for (const [name, member] of Object.entries((media.schema.properties ?? {}) as Record<string, Json>)) {
+          expect(member.description, `${method} ${p} ${name}`).toEqual(expect.any(String));
+        }
+      }
+    }
   });
 
   it("is held to by the answer check: undocumented members, codes and statuses are caught", () => {
@@ -203,6 +303,55 @@ describe("a client generated by openapi-typescript", () => {
       const diagnostics = ts
         .getPreEmitDiagnostics(program)
         .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      expect(diagnostics).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("catches a wrong visibility or timeline type at compile time, and takes a Blob as the upload's file (README recipe)", async () => {
+    // The README's recipe: openapi-typescript types `format: binary` as Blob.
+    const BLOB = ts.factory.createTypeReferenceNode(ts.factory.createIdentifier("Blob"));
+    const api = astToString(
+      await openapiTS(structuredClone(document), {
+        transform: (schema) => (schema.format === "binary" ? BLOB : undefined),
+      }),
+    );
+    // Each @ts-expect-error must meet an error: a line it no longer fails on is a diagnostic too.
+    const client = `import type { operations, paths } from "./api";
+type NoteBody = paths["/notes"]["post"]["requestBody"]["content"]["application/json"];
+export const note: NoteBody = { content: "hi", visibility: "followers" };
+// @ts-expect-error: no such visibility
+export const wrongVisibility: NoteBody = { content: "hi", visibility: "everyone" };
+// @ts-expect-error: POST /notes takes a body
+export const noBody: operations["createNote"]["requestBody"] = undefined;
+type TimelineType = paths["/timeline/{timeline_type}"]["get"]["parameters"]["path"]["timeline_type"];
+export const global: TimelineType = "global";
+// @ts-expect-error: no such timeline
+export const wrongTimeline: TimelineType = "local";
+type Upload = operations["uploadDriveFile"]["requestBody"]["content"]["multipart/form-data"];
+export const upload: Upload = { file: new Blob([new Uint8Array([1])], { type: "image/png" }), name: "dot.png" };
+`;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-client-"));
+    try {
+      fs.writeFileSync(path.join(dir, "api.d.ts"), api);
+      fs.writeFileSync(path.join(dir, "client.ts"), client);
+      const program = ts.createProgram([path.join(dir, "client.ts")], {
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        module: ts.ModuleKind.ESNext,
+        moduleResolution: ts.ModuleResolutionKind.Bundler,
+        target: ts.ScriptTarget.ES2022,
+        lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
+        types: [],
+      });
+      const diagnostics = ts
+        .getPreEmitDiagnostics(program)
+        .map(
+          (d) =>
+            `${d.file?.getLineAndCharacterOfPosition(d.start ?? 0).line}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
+        );
       expect(diagnostics).toEqual([]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

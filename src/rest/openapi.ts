@@ -6,6 +6,7 @@ import type { ErrorCode } from "../domain/errors.ts";
 import { STATUS } from "./errors.ts";
 import { queryTypes } from "./query.ts";
 import type { Answer, ResponseHeader, Route } from "./route.ts";
+import { DETAIL_SCHEMA, DETAILED_CODES } from "./views/error.ts";
 
 type Json = Record<string, unknown>;
 
@@ -112,23 +113,32 @@ export function errorStatuses(r: Route): Map<number, ErrorCode[]> {
   return new Map([...byStatus].sort(([a], [b]) => a - b).map(([status, codes]) => [status, [...codes]]));
 }
 
-function errorResponses(r: Route): Record<string, Json> {
+const pascal = (code: string) => code.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
+
+/**
+ * A route's error answers, each a reference into `shared` (components.responses): one entry per
+ * status, set of codes and the headers the kind of route adds, so the 72 routes' 500 answers,
+ * say, are a few entries rather than one each. The name says the status and the codes.
+ */
+function errorResponses(r: Route, shared: Record<string, Json>): Record<string, Json> {
   const responses: Record<string, Json> = {};
-  for (const [status, codes] of errorStatuses(r)) {
-    responses[String(status)] = {
+  for (const [status, unsorted] of errorStatuses(r)) {
+    const codes = [...unsorted].sort();
+    const kind = `${isLimited(r) ? "_Limited" : ""}${isMutation(r) ? "_Mutation" : ""}`;
+    const name = `Error${status}_${codes.map(pascal).join("_")}${kind}`;
+    const headers = headersOf(r, status);
+    const properties: Json = { error: { type: "string", enum: codes } };
+    if (codes.some((code) => DETAILED_CODES.includes(code))) properties.detail = DETAIL_SCHEMA;
+    shared[name] ??= {
       description: codes.join(", "),
       content: {
         "application/json": {
-          schema: {
-            type: "object",
-            required: ["error"],
-            additionalProperties: false,
-            properties: { error: { type: "string", enum: codes } },
-          },
+          schema: { type: "object", required: ["error"], additionalProperties: false, properties },
         },
       },
-      ...(headersOf(r, status) ? { headers: headersOf(r, status) } : {}),
+      ...(headers ? { headers } : {}),
     };
+    responses[String(status)] = { $ref: `#/components/responses/${name}` };
   }
   return responses;
 }
@@ -136,17 +146,18 @@ function errorResponses(r: Route): Record<string, Json> {
 function requestBody(r: Route): Json | undefined {
   if (!(r.body instanceof z.ZodObject)) return undefined;
   const schema = jsonSchema(r.body, "input");
-  const required = Array.isArray(schema.required) && schema.required.length > 0;
+  const required = r.bodyRequired === true || (Array.isArray(schema.required) && schema.required.length > 0);
   const type = r.multipart ? "multipart/form-data" : "application/json";
   return { required, content: { [type]: { schema } } };
 }
 
 function parameters(r: Route): Json[] {
+  const pathShape = r.params instanceof z.ZodObject ? (r.params.shape as Record<string, z.ZodType>) : {};
   const pathParams = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
     name: m[1],
     in: "path",
     required: true,
-    schema: { type: "string" },
+    schema: pathShape[m[1]] ? jsonSchema(pathShape[m[1]], "input") : { type: "string" },
   }));
   const shape = r.query instanceof z.ZodObject ? (r.query.shape as Record<string, z.ZodType>) : {};
   const queryParams = Object.entries(shape).map(([name, schema]) => ({
@@ -175,17 +186,18 @@ export const documentPath = (r: Route) => r.path.replace(/:([A-Za-z_]+)/g, "{$1}
 
 export function openApiDocument(routes: Route[]): Json {
   const paths: Record<string, Record<string, Json>> = {};
+  const sharedResponses: Record<string, Json> = {};
   for (const r of routes) {
     const path = documentPath(r);
     const operation: Json = {
-      operationId: `${r.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/(^|[/_])([a-z])/g, (_m, _s, c: string) => c.toUpperCase())}`,
+      operationId: r.operationId,
       summary: r.summary,
       tags: [r.tag],
       security: SECURITY[r.auth],
       parameters: parameters(r),
       // A route's own answer at an error's status (/readyz's 503 naming what is down) is the one documented.
       responses: {
-        ...errorResponses(r),
+        ...errorResponses(r, sharedResponses),
         ...Object.fromEntries([r.success, ...(r.also ?? [])].map((a) => [String(a.status), answerResponse(r, a)])),
       },
     };
@@ -207,7 +219,8 @@ export function openApiDocument(routes: Route[]): Json {
       version: "0",
       description: [
         "Every path is also served under /v0, with or without a trailing slash.",
-        'Every failure is `{"error": CODE}`; each operation lists the codes of each status.',
+        'Every failure is `{"error": CODE}` (INVALID_REQUEST and INVALID_QUERY may add `detail`, an extension);',
+        "each operation lists the codes of each status, as shared components.responses named by status and codes.",
         "A path that exists with another method answers 405 METHOD_NOT_ALLOWED with `Allow`;",
         "an unknown path 404 NOT_FOUND; a request not whole in time 408, headers over 16 KiB 431,",
         "each INVALID_REQUEST with the connection closed (components.responses).",
@@ -236,6 +249,7 @@ export function openApiDocument(routes: Route[]): Json {
           },
           ...errorBody,
         },
+        ...Object.fromEntries(Object.entries(sharedResponses).sort(([a], [b]) => a.localeCompare(b))),
       },
     },
     paths,

@@ -71,6 +71,12 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   method: Method;
   /** Fastify path, e.g. `/accounts/:account_name`; also served under /v0 and with a trailing slash. */
   path: string;
+  /**
+   * The operation's name in openapi.json, as a generated client calls it (`createNote`,
+   * `getHomeTimeline`): written here rather than derived from the path, so renaming a path
+   * segment does not rename every client's method. Unique (test/openapi.test.ts).
+   */
+  operationId: string;
   summary: string;
   tag: string;
   auth: Auth;
@@ -91,6 +97,11 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
+  /**
+   * A body must be sent although no one member is required: an empty one is refused (POST
+   * /notes needs content or attachments). Documented as `requestBody.required`.
+   */
+  bodyRequired?: boolean;
   /** Request headers the operation reads, for the documentation. */
   headers?: string[];
   /** The success answer: documented, and serialised by its schema. */

@@ -78,10 +78,19 @@ export function checkAnswer(
   const operation = template ? document.paths[template.path][method.toLowerCase()] : undefined;
   let response: Json | undefined;
   let where: string;
+  // Where the answer's JSON schema is, as a pointer into the document.
+  let schemaAt = "openapi#/components/schemas/Error";
   if (operation) {
     where = `${method} ${template?.path} ${status}`;
     response = (operation.responses as Record<string, Json>)[String(status)];
     if (!response) return [`${where}: undocumented status (${body ?? ""})`];
+    const shared = typeof response.$ref === "string" ? response.$ref.split("/").pop() : undefined;
+    if (shared) {
+      response = document.components.responses[shared];
+      schemaAt = `openapi#/components/responses/${pointer(shared)}/content/application~1json/schema`;
+    } else {
+      schemaAt = `openapi#/paths/${pointer(template?.path ?? "", method.toLowerCase(), "responses", String(status))}/content/application~1json/schema`;
+    }
   } else {
     // An unknown path, or a path served with other methods: the shared answers.
     where = `${method} ${path} ${status}`;
@@ -98,14 +107,7 @@ export function checkAnswer(
   if (content?.["application/json"]) {
     if (!type.startsWith("application/json")) problems.push(`${where}: content-type ${type}, documented JSON`);
     else {
-      const schemaRef = operation
-        ? pointer(template?.path ?? "", method.toLowerCase(), "responses", String(status))
-        : undefined;
-      const validate = ajv.getSchema(
-        schemaRef
-          ? `openapi#/paths/${schemaRef}/content/application~1json/schema`
-          : "openapi#/components/schemas/Error",
-      );
+      const validate = ajv.getSchema(schemaAt);
       let parsed: unknown;
       try {
         parsed = JSON.parse(body ?? "");

@@ -6,6 +6,7 @@ import { type AccountExport, exportAccount } from "../../domain/accounts/export.
 import * as accounts from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
 import * as sessions from "../../domain/sessions/service.ts";
+import * as field from "../fields.ts";
 import { type ResponseHeader, route } from "../route.ts";
 import {
   AccountCreatedShape,
@@ -19,7 +20,7 @@ import {
 } from "../views/account.ts";
 import { AccountExportShape, exportChunks } from "../views/export.ts";
 
-const accountParams = z.object({ account_name: z.string() });
+const accountParams = z.object({ account_name: field.accountRef });
 const emptyBody = z.unknown();
 
 const etagHeader = (etag: string) => ({ etag: `"${etag}"` });
@@ -34,6 +35,7 @@ function moderationRoute(method: "PUT" | "DELETE", action: "freeze" | "unfreeze"
   return route({
     method,
     path: `/accounts/:account_name/${segment}`,
+    operationId: `${action}Account`,
     summary: `${action[0].toUpperCase()}${action.slice(1)} an account (moderator or higher)`,
     tag: "accounts",
     auth: "moderator",
@@ -70,19 +72,16 @@ export const accountRoutes = [
   route({
     method: "POST",
     path: "/accounts",
+    operationId: "createAccount",
     summary: "Create an account (state registering); a verification token is mailed",
     tag: "accounts",
     auth: "none",
     rateLimit: "register",
     body: z.object({
-      name: z
-        .string()
-        .describe(
-          "1 to 64 of A-Z a-z 0-9 - . _, first and last a letter or digit, not digits only (a path segment of digits is an account id)",
-        ),
-      email: z.string(),
-      passphrase: z.string(),
-      captcha_token: z.string(),
+      name: field.accountName,
+      email: field.email,
+      passphrase: field.passphrase,
+      captcha_token: field.captchaToken,
     }),
     success: { status: 200, description: "the new account", schema: AccountCreatedShape },
     errors: [
@@ -106,6 +105,7 @@ export const accountRoutes = [
   route({
     method: "GET",
     path: "/accounts/:account_name",
+    operationId: "getAccount",
     readsFrom: "replica",
     summary: "Public view of an account; its owner also gets the ETag for updates",
     tag: "accounts",
@@ -128,20 +128,22 @@ export const accountRoutes = [
   route({
     method: "PATCH",
     path: "/accounts/:account_name",
+    operationId: "updateAccount",
     summary: "Edit the account; a new e-mail waits for confirmation (202)",
     tag: "accounts",
     auth: "required",
     params: accountParams,
     headers: ["If-Match"],
     body: z.object({
-      nickname: z.string().optional(),
-      email: z.string().optional(),
-      passphrase: z.string().optional(),
-      bio: z.string().optional(),
-      locked: z.boolean().optional(),
-      avatar_file_id: z.string().optional(),
-      header_file_id: z.string().optional(),
+      nickname: field.nickname.optional(),
+      email: field.email.optional().describe("a new address: it waits for its confirmation (202)"),
+      passphrase: field.passphrase.optional(),
+      bio: field.bio.optional(),
+      locked: z.boolean().optional().describe("follows need the account's approval (extension)"),
+      avatar_file_id: field.ownImage("avatar").optional(),
+      header_file_id: field.ownImage("header").optional(),
     }),
+    bodyRequired: true,
     success: { status: 200, description: "the account", schema: OwnAccountShape, headers: [ETAG(true)] },
     also: [
       {
@@ -182,12 +184,15 @@ export const accountRoutes = [
   route({
     method: "DELETE",
     path: "/accounts/:account_name",
+    operationId: "deleteAccount",
     summary:
       "Delete the account (its owner, with its passphrase, or an admin): everything of it goes, the name stays reserved",
     tag: "accounts",
     auth: "required",
     params: accountParams,
-    body: z.object({ passphrase: z.string().optional() }),
+    body: z.object({
+      passphrase: field.passphrase.optional().describe("the account's passphrase: its owner must send it"),
+    }),
     success: { status: 204, description: "deleted: unusable at once, what is left removed in the background" },
     errors: ["NO_PERMISSION", "ACCOUNT_NOT_FOUND"],
     run: (ctx, { params, body }) => deletion.deleteAccount(ctx, params.account_name, body.passphrase),
@@ -196,6 +201,7 @@ export const accountRoutes = [
   route({
     method: "GET",
     path: "/accounts/:account_name/export",
+    operationId: "exportAccount",
     summary: "Everything the account holds, as one JSON document (its owner only), streamed",
     tag: "accounts",
     auth: "required",
@@ -216,11 +222,12 @@ export const accountRoutes = [
   route({
     method: "POST",
     path: "/accounts/:account_name/resend_verify_email",
+    operationId: "resendVerifyEmail",
     summary: "Send a new verification token; the earlier one stops working",
     tag: "accounts",
     auth: "none",
     params: accountParams,
-    body: z.object({ captcha_token: z.string() }),
+    body: z.object({ captcha_token: field.captchaToken }),
     success: { status: 204, description: "sent" },
     errors: ["YOU_ARE_BOT", "ACCOUNT_ALREADY_VERIFIED", "YOU_ARE_FROZEN", "ACCOUNT_NOT_FOUND"],
     run: (ctx, { params, body }) => accounts.resendVerification(ctx, params.account_name, body.captcha_token),
@@ -229,12 +236,13 @@ export const accountRoutes = [
   route({
     method: "POST",
     path: "/accounts/:account_name/reset_passphrase",
+    operationId: "requestPassphraseReset",
     summary: "Mail a passphrase reset token (1 h, single use); always 204, whether or not the account exists",
     tag: "accounts",
     auth: "none",
     rateLimit: "register",
     params: accountParams,
-    body: z.object({ captcha_token: z.string() }),
+    body: z.object({ captcha_token: field.captchaToken }),
     success: { status: 204, description: "mailed, if the account exists" },
     errors: ["YOU_ARE_BOT"],
     run: (ctx, { params, body }) => accounts.requestPassphraseReset(ctx, params.account_name, body.captcha_token),
@@ -243,11 +251,12 @@ export const accountRoutes = [
   route({
     method: "POST",
     path: "/accounts/:account_name/passphrase",
+    operationId: "resetPassphrase",
     summary: "Set the passphrase with a mailed reset token; every session of the account ends",
     tag: "accounts",
     auth: "none",
     params: accountParams,
-    body: z.object({ token: z.string(), passphrase: z.string() }),
+    body: z.object({ token: z.string().describe("the mailed reset token"), passphrase: field.passphrase }),
     success: { status: 204, description: "set" },
     errors: ["INVALID_TOKEN", "VULNERABLE_PASSPHRASE"],
     run: (ctx, { params, body }) => accounts.setPassphrase(ctx, params.account_name, body.token, body.passphrase),
@@ -256,11 +265,12 @@ export const accountRoutes = [
   route({
     method: "POST",
     path: "/accounts/:account_name/verify_email",
+    operationId: "verifyEmail",
     summary: "Verify the e-mail address (registration or e-mail change) with the mailed token",
     tag: "accounts",
     auth: "none",
     params: accountParams,
-    body: z.object({ token: z.string() }),
+    body: z.object({ token: z.string().describe("the mailed verification token") }),
     success: { status: 204, description: "verified" },
     errors: ["INVALID_TOKEN", "EMAIL_IN_USE", "ACCOUNT_NOT_FOUND"],
     run: (ctx, { params, body }) => accounts.verifyEmail(ctx, params.account_name, body.token),
@@ -269,11 +279,16 @@ export const accountRoutes = [
   route({
     method: "POST",
     path: "/login",
+    operationId: "login",
     summary: "Log in with a name (plain or qualified) and passphrase",
     tag: "sessions",
     auth: "none",
     rateLimit: "login",
-    body: z.object({ name: z.string(), passphrase: z.string(), captcha_token: z.string() }),
+    body: z.object({
+      name: z.string().describe("the account's name, plain or qualified (`@alice@host`)"),
+      passphrase: z.string().describe("the account's passphrase"),
+      captcha_token: field.captchaToken,
+    }),
     success: { status: 200, description: "the tokens", schema: TokensShape },
     errors: ["FAILED_TO_LOGIN", "YOU_ARE_BOT", "YOU_ARE_FROZEN", "EMAIL_NOT_VERIFIED"],
     run: (ctx, { body }) =>
@@ -290,10 +305,11 @@ export const accountRoutes = [
   route({
     method: "POST",
     path: "/refresh",
+    operationId: "refresh",
     summary: "Exchange a refresh token for a new authorization token",
     tag: "sessions",
     auth: "none",
-    body: z.object({ refresh_token: z.string() }),
+    body: z.object({ refresh_token: z.string().describe("the refresh token `POST /login` gave") }),
     success: { status: 200, description: "a new authorization token", schema: RefreshedShape },
     errors: ["INVALID_TOKEN", "EXPIRED_TOKEN", "YOU_ARE_FROZEN"],
     run: (ctx, { body }) => sessions.refresh(ctx, body.refresh_token),
@@ -302,10 +318,11 @@ export const accountRoutes = [
   route({
     method: "POST",
     path: "/logout",
+    operationId: "logout",
     summary: "End the session of a refresh token (CONTRACT 13)",
     tag: "sessions",
     auth: "none",
-    body: z.object({ refresh_token: z.string() }),
+    body: z.object({ refresh_token: z.string().describe("the refresh token `POST /login` gave") }),
     success: { status: 204, description: "the refresh token is revoked" },
     errors: ["INVALID_TOKEN", "EXPIRED_TOKEN"],
     run: (ctx, { body }) => sessions.logout(ctx, body.refresh_token),
@@ -314,6 +331,7 @@ export const accountRoutes = [
   route({
     method: "DELETE",
     path: "/sessions",
+    operationId: "revokeSessions",
     summary:
       "Log out everywhere: every refresh token of the caller, and every authorization token issued until now (CONTRACT 13)",
     tag: "sessions",

@@ -1,13 +1,14 @@
 // Routes of the drive (spec 4.5) and of the file URLs it hands out (CONTRACT 7).
 import { z } from "zod";
 import * as drive from "../../domain/drive/service.ts";
+import * as field from "../fields.ts";
 import { fileReply } from "../files.ts";
 import { querySnowflake } from "../query.ts";
 import { type MultipartBody, type ResponseHeader, route } from "../route.ts";
 import { DriveFileShape, driveFileView } from "../views/drive.ts";
 import { errorShape } from "../views/error.ts";
 
-const fileParams = z.object({ file_id: z.string() });
+const fileParams = z.object({ file_id: field.id("the drive file") });
 
 const header = (name: string, description: string): ResponseHeader => ({ name, required: true, description });
 const FILE_HEADERS = [
@@ -21,6 +22,7 @@ function contentRoute(variant: "file" | "thumbnail") {
   return route({
     method: "GET",
     path: variant === "file" ? "/files/:file_id" : "/files/:file_id/thumbnail",
+    operationId: variant === "file" ? "downloadFile" : "downloadThumbnail",
     summary:
       variant === "file" ? "A file's bytes, with its stored type and Range support" : "An image's WebP thumbnail",
     tag: "drive",
@@ -57,15 +59,16 @@ export const driveRoutes = [
   route({
     method: "POST",
     path: "/drive",
+    operationId: "uploadDriveFile",
     summary: "Upload a file (multipart: name, file, nsfw); its type is read from its bytes",
     tag: "drive",
     auth: "required",
     rateLimit: "upload",
     multipart: true,
     body: z.object({
-      name: z.string().optional().describe("1 to 256 characters; default: the file part's own name"),
+      name: field.fileName.optional(),
       file: z.string().meta({ format: "binary", description: "the content, 1 byte to 100 MB" }),
-      nsfw: z.enum(["true", "false"]).optional(),
+      nsfw: z.enum(["true", "false"]).optional().describe("flag the file as not safe for work (default false)"),
     }),
     success: { status: 200, description: "the drive file", schema: DriveFileShape },
     errors: ["FILE_SIZE_TOO_BIG", "FILE_NAME_TOO_LONG", "UNSUPPORTED_FILE_TYPE"],
@@ -78,6 +81,7 @@ export const driveRoutes = [
   route({
     method: "GET",
     path: "/drive",
+    operationId: "getDriveFiles",
     summary: "The caller's files, newest first (100 a page; before_id pages further)",
     tag: "drive",
     auth: "required",
@@ -90,6 +94,7 @@ export const driveRoutes = [
   route({
     method: "GET",
     path: "/drive/:file_id",
+    operationId: "getDriveFile",
     summary: "One of the caller's files",
     tag: "drive",
     auth: "required",
@@ -102,11 +107,12 @@ export const driveRoutes = [
   route({
     method: "PUT",
     path: "/drive/:file_id",
+    operationId: "updateDriveFile",
     summary: "Set the nsfw flag; every note linked to the file shows it",
     tag: "drive",
     auth: "required",
     params: fileParams,
-    body: z.object({ nsfw: z.boolean() }),
+    body: z.object({ nsfw: z.boolean().describe("not safe for work: every note linked to the file shows it") }),
     success: { status: 200, description: "the drive file", schema: DriveFileShape },
     errors: ["FILE_NOT_FOUND"],
     run: (ctx, { params, body }) => drive.updateDriveFile(ctx, params.file_id, body.nsfw),
@@ -115,6 +121,7 @@ export const driveRoutes = [
   route({
     method: "DELETE",
     path: "/drive/:file_id",
+    operationId: "deleteDriveFile",
     summary: "Delete a file; it leaves every note linked to it and its URL answers 404",
     tag: "drive",
     auth: "required",

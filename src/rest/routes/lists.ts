@@ -1,6 +1,7 @@
 // Routes of lists (spec 4.4, 2.9; CONTRACT 6).
 import { z } from "zod";
 import * as lists from "../../domain/lists/service.ts";
+import * as field from "../fields.ts";
 import { querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
 import {
@@ -15,18 +16,22 @@ import {
 import { fullNotesJson } from "../views/note-sql.ts";
 import { NotesAnswer, notesJsonReply, timelineQuery, toTimelineQuery } from "./timelines.ts";
 
-const listParams = z.object({ list_id: z.string() });
+const listParams = z.object({ list_id: field.id("the list") });
 
-const targetsBody = z.object({ account_id: z.array(z.string()) });
+const targetsBody = z.object({ account_id: field.listTargets });
 
 export const listRoutes = [
   route({
     method: "POST",
     path: "/lists",
+    operationId: "createList",
     summary: "Create a list (private unless `public`)",
     tag: "lists",
     auth: "required",
-    body: z.object({ title: z.string(), public: z.boolean().optional() }),
+    body: z.object({
+      title: field.listTitle,
+      public: z.boolean().optional().describe("anyone may see it (default: private)"),
+    }),
     success: { status: 200, description: "the list", schema: ListCreatedShape },
     errors: ["TITLE_TOO_LONG"],
     run: (ctx, { body }) => lists.createList(ctx, body),
@@ -35,11 +40,16 @@ export const listRoutes = [
   route({
     method: "PATCH",
     path: "/lists/:list_id",
+    operationId: "updateList",
     summary: "Rename a list or make it public or private (its owner)",
     tag: "lists",
     auth: "required",
     params: listParams,
-    body: z.object({ title: z.string().optional(), public: z.boolean().optional() }),
+    body: z.object({
+      title: field.listTitle.optional(),
+      public: z.boolean().optional().describe("anyone may see it, or only its owner"),
+    }),
+    bodyRequired: true,
     success: { status: 200, description: "the list", schema: ListShape },
     errors: ["TITLE_TOO_LONG", "LIST_NOTFOUND"],
     run: (ctx, { params, body }) => lists.updateList(ctx, params.list_id, body),
@@ -48,6 +58,7 @@ export const listRoutes = [
   route({
     method: "GET",
     path: "/lists/:list_id",
+    operationId: "getList",
     summary: "A public list, or one's own",
     tag: "lists",
     auth: "public",
@@ -60,6 +71,7 @@ export const listRoutes = [
   route({
     method: "GET",
     path: "/lists/:list_id/assignees",
+    operationId: "getListAssignees",
     summary: `Every assignee of a public list, or one's own, by account id newest first, ${lists.ASSIGNEES_PAGE} a page (extension)`,
     tag: "lists",
     auth: "required",
@@ -73,10 +85,11 @@ export const listRoutes = [
   route({
     method: "GET",
     path: "/lists/accounts/:account_id",
+    operationId: "getAccountLists",
     summary: `The lists an account owns that the caller may see, newest first, ${lists.LISTS_PAGE} a page (before_id: extension)`,
     tag: "lists",
     auth: "required",
-    params: z.object({ account_id: z.string() }),
+    params: z.object({ account_id: field.id("the account") }),
     query: z.object({ before_id: querySnowflake.optional() }),
     success: {
       status: 200,
@@ -90,6 +103,7 @@ export const listRoutes = [
   route({
     method: "POST",
     path: "/lists/:list_id",
+    operationId: "assignToList",
     summary: "Assign accounts (at most 30, all or none)",
     tag: "lists",
     auth: "required",
@@ -103,11 +117,12 @@ export const listRoutes = [
   route({
     method: "DELETE",
     path: "/lists/:list_id",
+    operationId: "deleteListOrMembers",
     summary: "With `account_id`: remove those members; with no body or {}: delete the list",
     tag: "lists",
     auth: "required",
     params: listParams,
-    body: z.object({ account_id: z.array(z.string()).optional() }),
+    body: z.object({ account_id: field.listTargets.optional().describe("the members to remove; none: the list goes") }),
     success: { status: 204, description: "done" },
     errors: ["TOO_MANY_TARGETS", "ACCOUNT_NOT_FOUND", "LIST_NOTFOUND"],
     run: (ctx, { params, body }) =>
@@ -119,6 +134,7 @@ export const listRoutes = [
   route({
     method: "GET",
     path: "/lists/:list_id/notes",
+    operationId: "getListTimeline",
     readsFrom: "replica",
     summary: "The members' notes, 20 a page",
     tag: "lists",

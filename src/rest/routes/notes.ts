@@ -3,6 +3,7 @@ import { z } from "zod";
 import * as bookmarks from "../../domain/bookmarks/service.ts";
 import * as notes from "../../domain/notes/service.ts";
 import * as reactions from "../../domain/reactions/service.ts";
+import * as field from "../fields.ts";
 import { querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
 import {
@@ -14,13 +15,13 @@ import {
   pagedReactionView,
 } from "../views/note.ts";
 
-const noteParams = z.object({ note_id: z.string() });
+const noteParams = z.object({ note_id: field.id("the note") });
 const noteBody = z.object({
-  content: z.string().optional(),
-  visibility: z.string().optional(),
-  attachment_file_ids: z.array(z.string()).optional(),
-  cw_comment: z.string().optional(),
-  send_to: z.string().optional(),
+  content: field.content.optional(),
+  visibility: field.visibility.optional(),
+  attachment_file_ids: field.attachmentFileIds.optional(),
+  cw_comment: field.cwComment.optional(),
+  send_to: field.sendTo.optional(),
 });
 const noteInput = (body: z.infer<typeof noteBody>): notes.NoteInput => ({
   content: body.content,
@@ -35,10 +36,12 @@ export const noteRoutes = [
   route({
     method: "POST",
     path: "/notes",
+    operationId: "createNote",
     summary: "Create a note",
     tag: "notes",
     auth: "required",
     body: noteBody,
+    bodyRequired: true,
     success: { status: 201, description: "the note", schema: NoteShape },
     errors: [...NOTE_ERRORS, "TOO_MANY_CONTENT", "YOU_ARE_SILENCED", "ATTACHMENT_NOT_FOUND", "ACCOUNT_NOT_FOUND"],
     run: (ctx, { body }) => notes.createNote(ctx, noteInput(body)),
@@ -47,6 +50,7 @@ export const noteRoutes = [
   route({
     method: "GET",
     path: "/notes/:note_id",
+    operationId: "getNote",
     readsFrom: "replica",
     summary: "A note with its reactions and author",
     tag: "notes",
@@ -60,6 +64,7 @@ export const noteRoutes = [
   route({
     method: "POST",
     path: "/notes/:note_id/renote",
+    operationId: "renote",
     summary: "Renote: empty content makes a plain renote, content a quote",
     tag: "notes",
     auth: "required",
@@ -81,6 +86,7 @@ export const noteRoutes = [
   route({
     method: "POST",
     path: "/notes/:note_id/reply",
+    operationId: "reply",
     summary: "Reply to a note",
     tag: "notes",
     auth: "required",
@@ -103,6 +109,7 @@ export const noteRoutes = [
   route({
     method: "DELETE",
     path: "/notes/:note_id",
+    operationId: "deleteNote",
     summary: "Delete a note (its author, or a moderator); its plain renotes go with it",
     tag: "notes",
     auth: "required",
@@ -116,11 +123,12 @@ export const noteRoutes = [
   route({
     method: "POST",
     path: "/notes/:note_id/reaction",
+    operationId: "react",
     summary: "React with one emoji or <:alias:id>",
     tag: "notes",
     auth: "required",
     params: noteParams,
-    body: z.object({ emoji: z.string() }),
+    body: z.object({ emoji: field.emoji }),
     success: { status: 200, description: "the note", schema: FullNoteShape },
     errors: ["ALREADY_REACTED", "EMOJI_NOT_FOUND", "YOU_ARE_BLOCKED", "NOTE_NOT_FOUND"],
     overrides: { YOU_ARE_BLOCKED: 403 },
@@ -130,6 +138,7 @@ export const noteRoutes = [
   route({
     method: "GET",
     path: "/notes/:note_id/reactions",
+    operationId: "getReactions",
     readsFrom: "replica",
     summary: `Every reaction of a note, newest first, ${reactions.REACTIONS_PAGE} a page (extension)`,
     tag: "notes",
@@ -146,6 +155,7 @@ export const noteRoutes = [
   route({
     method: "DELETE",
     path: "/notes/:note_id/reaction",
+    operationId: "unreact",
     summary: "Remove one's reaction",
     tag: "notes",
     auth: "required",
@@ -159,6 +169,7 @@ export const noteRoutes = [
   route({
     method: "POST",
     path: "/notes/:note_id/bookmark",
+    operationId: "bookmark",
     summary: "Bookmark a note (idempotent)",
     tag: "notes",
     auth: "required",
@@ -172,6 +183,7 @@ export const noteRoutes = [
   route({
     method: "DELETE",
     path: "/notes/:note_id/bookmark",
+    operationId: "unbookmark",
     summary: "Remove a bookmark (idempotent)",
     tag: "notes",
     auth: "required",
@@ -185,6 +197,7 @@ export const noteRoutes = [
   route({
     method: "GET",
     path: "/bookmarks",
+    operationId: "getBookmarks",
     summary: "The caller's bookmarked notes, 20 a page, newest first (extension)",
     tag: "notes",
     auth: "required",

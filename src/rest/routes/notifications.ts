@@ -9,6 +9,7 @@ export const notificationRoutes = [
   route({
     method: "GET",
     path: "/notifications",
+    operationId: "getNotifications",
     summary: "Notifications, newest first, with the instance's announcements (before_id: extension)",
     tag: "notifications",
     auth: "required",
@@ -33,6 +34,7 @@ export const notificationRoutes = [
   route({
     method: "POST",
     path: "/notifications/:id/read",
+    operationId: "markRead",
     summary: "Mark a notification or an announcement read",
     tag: "notifications",
     auth: "required",

@@ -1,6 +1,7 @@
 // Routes of reports (CONTRACT 13): any account reports another; moderators list and resolve.
 import { z } from "zod";
 import * as reports from "../../domain/reports/service.ts";
+import * as field from "../fields.ts";
 import { queryBoolean, querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
 import { ReportCreatedShape, ReportShape, reportView } from "../views/report.ts";
@@ -9,13 +10,24 @@ export const reportRoutes = [
   route({
     method: "POST",
     path: "/accounts/:account_name/report",
+    operationId: "reportAccount",
     summary: `Report an account to the moderators, with a comment (0 to ${reports.COMMENT_MAX} characters) and up to ${reports.REPORT_NOTES_MAX} of its notes the caller may see; every moderator gets a \`reported\` notification from the system (CONTRACT 13)`,
     tag: "reports",
     auth: "required",
-    params: z.object({ account_name: z.string() }),
+    params: z.object({ account_name: field.accountRef }),
     body: z.object({
-      comment: z.string().optional(),
-      note_ids: z.array(z.string()).max(reports.REPORT_NOTES_MAX).optional(),
+      comment: z
+        .string()
+        .meta({
+          maxLength: reports.COMMENT_MAX,
+          description: `0 to ${reports.COMMENT_MAX} characters (INVALID_REQUEST past it)`,
+        })
+        .optional(),
+      note_ids: z
+        .array(field.id("a note of the account the caller may see"))
+        .max(reports.REPORT_NOTES_MAX)
+        .optional()
+        .describe(`up to ${reports.REPORT_NOTES_MAX} of the account's notes`),
     }),
     success: { status: 201, description: "reported", schema: ReportCreatedShape },
     errors: ["ACCOUNT_NOT_FOUND", "NOTE_NOT_FOUND"],
@@ -26,6 +38,7 @@ export const reportRoutes = [
   route({
     method: "GET",
     path: "/reports",
+    operationId: "getReports",
     summary: `Reports, newest first, ${reports.REPORTS_PAGE} a page: open ones unless \`resolved=true\` (moderators; CONTRACT 13)`,
     tag: "reports",
     auth: "moderator",
@@ -45,10 +58,11 @@ export const reportRoutes = [
   route({
     method: "POST",
     path: "/reports/:report_id/resolve",
+    operationId: "resolveReport",
     summary: "Resolve a report; resolving a resolved one changes nothing (moderators; CONTRACT 13)",
     tag: "reports",
     auth: "moderator",
-    params: z.object({ report_id: z.string() }),
+    params: z.object({ report_id: field.id("the report") }),
     body: z.unknown(),
     success: { status: 204, description: "resolved" },
     errors: ["REPORT_NOT_FOUND"],

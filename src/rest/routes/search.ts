@@ -11,11 +11,21 @@ export const searchRoutes = [
   route({
     method: "GET",
     path: "/search/notes",
+    operationId: "searchNotes",
     readsFrom: "replica",
     summary: 'Search notes: keywords, "phrases", from:, is:renote|quote, has:link|media, OR, -, ( )',
     tag: "search",
     auth: "public",
-    query: z.object({ query: z.string(), before_id: querySnowflake.optional() }),
+    query: z.object({
+      query: z.string().meta({
+        description:
+          'the search, 1 to 512 characters: keywords, "phrases", from:NAME, is:renote|quote, has:link|media, ' +
+          "`OR`, `-` to negate, ( ) to group; at least one keyword, phrase or from: not negated (INVALID_QUERY)",
+        minLength: 1,
+        maxLength: 512,
+      }),
+      before_id: querySnowflake.optional(),
+    }),
     success: {
       status: 200,
       description: "at most 100 notes the caller may see, newest first",

@@ -2,17 +2,19 @@
 // (CONTRACT 13).
 import { z } from "zod";
 import * as social from "../../domain/social/service.ts";
+import * as field from "../fields.ts";
 import { querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
 import { AccountSummaryShape, accountSummaryView, FollowResultShape } from "../views/account.ts";
 
-const accountParams = z.object({ account_name: z.string() });
+const accountParams = z.object({ account_name: field.accountRef });
 const emptyBody = z.unknown();
 
 function answerRoute(accept: boolean) {
   return route({
     method: "POST",
     path: `/follow_requests/:account_name/${accept ? "accept" : "reject"}`,
+    operationId: accept ? "acceptFollowRequest" : "rejectFollowRequest",
     summary: `${accept ? "Accept" : "Reject"} a follow request (extension)`,
     tag: "social",
     auth: "required",
@@ -29,6 +31,7 @@ function blockRoute(method: "POST" | "DELETE") {
   return route({
     method,
     path: "/accounts/:account_name/block",
+    operationId: method === "POST" ? "block" : "unblock",
     summary: method === "POST" ? "Block an account: follows end both ways (extension)" : "Unblock (extension)",
     tag: "social",
     auth: "required",
@@ -46,6 +49,7 @@ function muteRoute(method: "POST" | "DELETE") {
   return route({
     method,
     path: "/accounts/:account_name/mute",
+    operationId: method === "POST" ? "mute" : "unmute",
     summary:
       method === "POST"
         ? "Mute an account: its notes leave the caller's home, lists, conversations, search and streams, and it causes the caller no notifications; only the caller knows (CONTRACT 13)"
@@ -66,6 +70,7 @@ export const socialRoutes = [
   route({
     method: "POST",
     path: "/accounts/:account_name/follow",
+    operationId: "follow",
     summary: "Follow an account; `pending` when it approves follows itself",
     tag: "social",
     auth: "required",
@@ -79,6 +84,7 @@ export const socialRoutes = [
   route({
     method: "DELETE",
     path: "/accounts/:account_name/follow",
+    operationId: "unfollow",
     summary: "Unfollow, or withdraw a pending follow request",
     tag: "social",
     auth: "required",
@@ -93,13 +99,14 @@ export const socialRoutes = [
     route({
       method: "GET",
       path: `/accounts/:account_name/${side}`,
+      operationId: side === "followers" ? "getFollowers" : "getFollowing",
       summary:
         side === "followers"
           ? `An account's followers, newest follow first, ${social.FOLLOWS_PAGE} a page (CONTRACT 13)`
           : `The accounts an account follows, newest follow first, ${social.FOLLOWS_PAGE} a page (CONTRACT 13)`,
       tag: "social",
       auth: "public",
-      params: z.object({ account_name: z.string() }),
+      params: accountParams,
       query: z.object({ before_id: querySnowflake.optional() }),
       success: {
         status: 200,
@@ -114,6 +121,7 @@ export const socialRoutes = [
   route({
     method: "GET",
     path: "/follow_requests",
+    operationId: "getFollowRequests",
     summary: `Incoming follow requests, by requester id newest first, ${social.FOLLOW_REQUESTS_PAGE} a page (extension)`,
     tag: "social",
     auth: "required",

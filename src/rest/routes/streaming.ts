@@ -50,6 +50,7 @@ function streamRoute(path: string, kind: StreamKind, auth: Auth, errors: ErrorCo
   return route({
     method: "GET",
     path,
+    operationId: `stream${kind[0].toUpperCase()}${kind.slice(1)}`,
     summary: `Live ${kind === "list" ? "list timeline" : kind} events as Server-Sent Events`,
     tag: "streaming",
     auth,

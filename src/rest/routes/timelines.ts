@@ -4,6 +4,7 @@ import type { Context } from "../../domain/context.ts";
 import type { NoteView } from "../../domain/notes/service.ts";
 import type { TimelineQuery } from "../../domain/timelines/page.ts";
 import * as timelines from "../../domain/timelines/service.ts";
+import * as field from "../fields.ts";
 import { queryBoolean, querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
 import { FullNoteShape, fullNoteView } from "../views/note.ts";
@@ -40,13 +41,15 @@ function timelineRoute(path: string, fixedType?: "home") {
   return route({
     method: "GET",
     path,
+    // `/timeline` is the home timeline by another path: a client calls each by its own name.
+    operationId: fixedType ? "getHomeTimeline" : "getTimeline",
     readsFrom: "replica",
     summary: fixedType ? "The home timeline (as /timeline/home)" : "The home or global timeline, 20 notes a page",
     tag: "timelines",
     // The global timeline is public; the home timeline needs credentials, so this path answers
     // the credential failures of a required route as well.
     auth: "public",
-    params: fixedType ? undefined : z.object({ timeline_type: z.string() }),
+    params: fixedType ? undefined : z.object({ timeline_type: field.timelineType }),
     query: timelineQuery,
     success: NotesAnswer,
     errors: ["NOTHING_LEFT", "INVALID_TIMELINE_TYPE", "UNAUTHORIZED", "YOU_ARE_FROZEN"],
@@ -67,11 +70,12 @@ export const timelineRoutes = [
   route({
     method: "GET",
     path: "/timeline/accounts/:account_name",
+    operationId: "getAccountTimeline",
     readsFrom: "replica",
     summary: "An account's notes the caller may see (by id or name)",
     tag: "timelines",
     auth: "public",
-    params: z.object({ account_name: z.string() }),
+    params: z.object({ account_name: field.accountRef }),
     query: timelineQuery,
     success: NotesAnswer,
     errors: ["NOTHING_LEFT", "YOU_ARE_BLOCKED", "ACCOUNT_NOT_FOUND"],
@@ -83,6 +87,7 @@ export const timelineRoutes = [
   route({
     method: "GET",
     path: "/timeline/conversations",
+    operationId: "getConversations",
     summary: `The accounts the caller exchanged direct notes with, most recent first, ${timelines.CONVERSATIONS_PAGE} a page (before_id: extension, an entry's lastNoteId)`,
     tag: "timelines",
     auth: "required",
@@ -99,10 +104,11 @@ export const timelineRoutes = [
   route({
     method: "GET",
     path: "/timeline/conversations/:account_id",
+    operationId: "getConversation",
     summary: "The direct notes between the caller and an account",
     tag: "timelines",
     auth: "required",
-    params: z.object({ account_id: z.string() }),
+    params: z.object({ account_id: field.accountRef }),
     query: z.object({ before_id: querySnowflake.optional() }),
     success: NotesAnswer,
     errors: ["NOTHING_LEFT", "ACCOUNT_NOT_FOUND"],
