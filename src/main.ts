@@ -25,6 +25,17 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  // Without these lines the only sign is a client's 401 INVALID_TOKEN after a restart, or a 404.
+  if (!config.tokenSigningKey) {
+    log.warn(
+      "TOKEN_SIGNING_KEY is unset: tokens are signed with a key made at this start, so every token dies when the " +
+        "server restarts (clients get 401 INVALID_TOKEN and must log in again) and other instances refuse them; " +
+        "set it (`openssl rand -base64 32`, the same on every instance)",
+    );
+  }
+  if (config.production && !config.metricsToken) {
+    log.warn("GET /metrics answers 404: NODE_ENV=production and METRICS_TOKEN is unset (set it to scrape /metrics)");
+  }
   let database: Awaited<ReturnType<typeof startDatabase>>;
   try {
     database = await startDatabase(config, (message) => log.info(message), {
@@ -73,23 +84,54 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 25_000).unref();
     try {
-      await app.close();
-      await searchSync?.stop();
-      await deletions.stop();
-      await idempotencySweep.stop();
-      await closeServices(services);
-      await database.stop();
+      await release();
     } catch (err) {
       log.error({ err }, "shutdown failed");
       process.exit(1);
     }
     process.exit(0);
   };
+  const release = async () => {
+    await app.close();
+    await searchSync?.stop();
+    await deletions.stop();
+    await idempotencySweep.stop();
+    await closeServices(services);
+    await database.stop();
+  };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
 
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    const refusal = listenRefusal(err, config);
+    if (!refusal) throw err;
+    console.error(refusal);
+    // The embedded PostgreSQL it started stops with it.
+    await release().catch(() => {});
+    process.exit(1);
+  }
   log.info(`Murmur listening on ${config.host}:${config.port} (${Math.round(performance.now() - started)} ms)`);
+  const base = config.publicUrl.replace(/\/+$/, "");
+  log.info(
+    `REST reference ${base}/docs, GraphQL (GraphiQL in a browser) ${base}/graphql, OpenAPI ${base}/openapi.json`,
+  );
+}
+
+/** The one line that says why the port cannot be listened on, for the errors an operator fixes. */
+function listenRefusal(err: unknown, config: { host: string; port: number }): string | undefined {
+  const where = `port ${config.port} on ${config.host}`;
+  switch ((err as NodeJS.ErrnoException).code) {
+    case "EADDRINUSE":
+      return `${where} is in use by another process: stop it, or set PORT to a free port`;
+    case "EACCES":
+      return `${where} may not be opened by this user (ports below 1024 need privileges): set PORT to 1024 or above`;
+    case "EADDRNOTAVAIL":
+      return `${where} cannot be listened on: ${config.host} is no address of this machine; set HOST`;
+    default:
+      return undefined;
+  }
 }
 
 main().catch((err) => {

@@ -206,10 +206,12 @@ export class Metrics {
 
 /**
  * The scrape, in Prometheus' text format. With METRICS_TOKEN set, only for `Bearer <token>`:
- * figures of traffic and load are not for everyone.
+ * figures of traffic and load are not for everyone. In production, none without it: no token
+ * would open it, so it is not there (404) rather than asking for one (401).
  */
 export async function scrapeMetrics(services: Services, authorization?: string) {
   const token = services.config.metricsToken;
+  if (token === undefined && services.config.production) throw new DomainError("NOT_FOUND");
   if (token !== undefined) {
     const sent = Buffer.from(/^Bearer +(\S+)$/i.exec(authorization ?? "")?.[1] ?? "");
     const expected = Buffer.from(token);

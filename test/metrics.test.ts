@@ -1,5 +1,5 @@
 // GET /metrics (Prometheus text format): the figures move with what the instance does, and with
-// METRICS_TOKEN only its holder reads them.
+// METRICS_TOKEN only its holder reads them; in production, nobody without it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -105,6 +105,26 @@ describe("GET /metrics", () => {
     // An account's token is not the metrics token.
     const other = await server.request("GET", "/metrics", { token: alice.token });
     expect([other.status, other.body]).toEqual([401, { error: "INVALID_TOKEN" }]);
+  });
+
+  it("with NODE_ENV=production and no METRICS_TOKEN, is not served at all: 404 NOT_FOUND, any credentials", async () => {
+    const production = await startTestServer({ NODE_ENV: "production", CAPTCHA_PROVIDER: "dev" });
+    try {
+      for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }] as Record<string, string>[]) {
+        const answer = await production.request("GET", "/metrics", { headers });
+        expect([answer.status, answer.body]).toEqual([404, { error: "NOT_FOUND" }]);
+      }
+    } finally {
+      await production.close();
+    }
+    // With a METRICS_TOKEN, production serves its holder.
+    const guarded = await startTestServer({ NODE_ENV: "production", CAPTCHA_PROVIDER: "dev", METRICS_TOKEN: TOKEN });
+    try {
+      const answer = await guarded.request("GET", "/metrics", { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(answer.status).toBe(200);
+    } finally {
+      await guarded.close();
+    }
   });
 
   it("is open to anyone without METRICS_TOKEN", async () => {

@@ -1,8 +1,10 @@
 // `npm start` end to end: an embedded PostgreSQL under DATA_DIR, migrations at start, data kept
 // across restarts, graceful shutdown on SIGTERM, and a bad setting stopping it with one line.
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -189,6 +191,100 @@ describe("npm start", () => {
     const next = await startServer(port);
     expect(await stopServer(next.child)).toBe(0);
   }, 120_000);
+});
+
+describe("what a start says", () => {
+  interface LogLine {
+    level: number;
+    msg: string;
+  }
+
+  /** Starts the server with `env`, runs `meanwhile` once it serves, stops it: its log lines. */
+  async function logOfStart(env: Record<string, string>, meanwhile: (port: number) => Promise<void> = async () => {}) {
+    const port = await freePort();
+    const child = start("src/main.ts", [], {
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      BCRYPT_COST: "4",
+      LOG_LEVEL: "info",
+      ...env,
+    });
+    let stdout = "";
+    child.stdout?.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    const began = Date.now();
+    // Said once it listens.
+    while (!stdout.includes("/openapi.json")) {
+      if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${stdout}`);
+      if (Date.now() - began > 30_000) throw new Error(`server did not say where it serves: ${stdout}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await meanwhile(port);
+    expect(await stopServer(child)).toBe(0);
+    const lines = stdout
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as LogLine);
+    return { port, lines };
+  }
+
+  const said = (lines: LogLine[], about: RegExp) => lines.filter((l) => about.test(l.msg));
+
+  it("names the addresses of /docs, /graphql and /openapi.json, and warns that tokens die without TOKEN_SIGNING_KEY", async () => {
+    const { port, lines } = await logOfStart({}, async (port) => {
+      // Out of production, /metrics stays open without METRICS_TOKEN.
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(200);
+    });
+    const base = `http://localhost:${port}`;
+    expect(said(lines, /\/docs/)).toEqual([
+      expect.objectContaining({
+        level: 30,
+        msg: `REST reference ${base}/docs, GraphQL (GraphiQL in a browser) ${base}/graphql, OpenAPI ${base}/openapi.json`,
+      }),
+    ]);
+    expect(said(lines, /TOKEN_SIGNING_KEY/)).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: expect.stringMatching(/^TOKEN_SIGNING_KEY is unset: .*dies when the server restarts .*401 INVALID_TOKEN/),
+      }),
+    ]);
+    expect(said(lines, /METRICS_TOKEN/)).toEqual([]);
+  });
+
+  it("with NODE_ENV=production and no METRICS_TOKEN, says /metrics is off, and it is", async () => {
+    const { lines } = await logOfStart(
+      { NODE_ENV: "production", CAPTCHA_PROVIDER: "dev", TOKEN_SIGNING_KEY: randomBytes(32).toString("base64") },
+      async (port) => {
+        const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+        expect([metrics.status, await metrics.json()]).toEqual([404, { error: "NOT_FOUND" }]);
+      },
+    );
+    expect(said(lines, /METRICS_TOKEN/)).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: "GET /metrics answers 404: NODE_ENV=production and METRICS_TOKEN is unset (set it to scrape /metrics)",
+      }),
+    ]);
+    // The key is set: no word about it.
+    expect(said(lines, /TOKEN_SIGNING_KEY/)).toEqual([]);
+  });
+
+  it("stops with one line naming a port in use, and stops its embedded PostgreSQL", async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const { port } = holder.address() as net.AddressInfo;
+    try {
+      const result = await run("src/main.ts", [], { PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split("\n")).toEqual([
+        `port ${port} on 127.0.0.1 is in use by another process: stop it, or set PORT to a free port`,
+      ]);
+      expect(fs.existsSync(path.join(dataDir, "pg", "postmaster.pid"))).toBe(false);
+    } finally {
+      holder.close();
+    }
+  });
 });
 
 describe("npm run worker", () => {

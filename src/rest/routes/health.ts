@@ -162,7 +162,6 @@ export const healthRoutes = [
   route({
     method: "GET",
     path: "/healthz",
-    operationId: "getHealth",
     summary: "The process serves",
     tag: "health",
     auth: "none",
@@ -175,7 +174,6 @@ export const healthRoutes = [
   route({
     method: "GET",
     path: "/readyz",
-    operationId: "getReadiness",
     summary:
       "The database and the file store answer, and ids can be minted (503 otherwise); " +
       "Redis, replicas and Meilisearch when configured as they are",
@@ -203,7 +201,6 @@ export const healthRoutes = [
   route({
     method: "GET",
     path: "/metrics",
-    operationId: "getMetrics",
     summary:
       "This instance's figures in Prometheus' text format: requests and latency by route and status, the database " +
       "pool, the event loop, the search outbox, live streams, rate-limit refusals",
@@ -214,11 +211,12 @@ export const healthRoutes = [
       status: 200,
       description:
         "Prometheus text exposition format 0.0.4. With METRICS_TOKEN set, only for `Authorization: Bearer " +
-        "<METRICS_TOKEN>` (401 otherwise); it is no account's token",
+        "<METRICS_TOKEN>` (401 otherwise); it is no account's token. With NODE_ENV=production and no " +
+        "METRICS_TOKEN, 404 NOT_FOUND for everyone",
       text: METRICS_CONTENT_TYPE,
     },
-    // With METRICS_TOKEN set, only for `Authorization: Bearer <METRICS_TOKEN>`.
-    errors: ["UNAUTHORIZED", "INVALID_TOKEN"],
+    // With METRICS_TOKEN set, only for `Authorization: Bearer <METRICS_TOKEN>`; in production, never without it.
+    errors: ["UNAUTHORIZED", "INVALID_TOKEN", "NOT_FOUND"],
     overrides: { INVALID_TOKEN: 401 },
     run: (ctx, { headers }) => scrapeMetrics(ctx, headers.authorization),
     reply: (text) => ({ status: 200, body: text, headers: { "content-type": METRICS_CONTENT_TYPE } }),
