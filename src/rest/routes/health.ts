@@ -162,6 +162,7 @@ export const healthRoutes = [
   route({
     method: "GET",
     path: "/healthz",
+    operationId: "getHealth",
     summary: "The process serves",
     tag: "health",
     auth: "none",
@@ -174,6 +175,7 @@ export const healthRoutes = [
   route({
     method: "GET",
     path: "/readyz",
+    operationId: "getReadiness",
     summary:
       "The database and the file store answer, and ids can be minted (503 otherwise); " +
       "Redis, replicas and Meilisearch when configured as they are",
@@ -201,6 +203,7 @@ export const healthRoutes = [
   route({
     method: "GET",
     path: "/metrics",
+    operationId: "getMetrics",
     summary:
       "This instance's figures in Prometheus' text format: requests and latency by route and status, the database " +
       "pool, the event loop, the search outbox, live streams, rate-limit refusals",
