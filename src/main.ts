@@ -63,7 +63,8 @@ async function main(): Promise<void> {
   const services = await createServices(config, database.url, log);
   const app = await buildServer(services);
   // With Meilisearch: its settings, its rebuild when needed, and the outbox worker (in this process).
-  const searchSync: SearchSync | undefined = services.search && startSearchSync(services.db, services.search, log);
+  const searchSync: SearchSync | undefined =
+    services.search && startSearchSync(services.db, services.search, log, services.metrics);
   // Account deletions left unfinished, by a request or by an instance that stopped (CONTRACT 13).
   const deletions = startDeletionWorker(services);
   const idempotencySweep = startIdempotencySweep(services);

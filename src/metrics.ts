@@ -48,6 +48,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly searchOutages = new Counter({
+    name: "murmur_search_index_update_failures_total",
+    help: "Search outbox batches this instance could not apply (Meilisearch down, refusing its key, out of disk, or the database): each is retried whole with backoff, nothing is set aside",
+    registers: [this.registry],
+  });
+
   private readonly mailSends = new Counter({
     name: "murmur_mail_sent_total",
     help: "Mails this instance sent (over SMTP, or written to the outbox folder)",
@@ -196,6 +202,11 @@ export class Metrics {
   /** A search's use of the Meilisearch index (src/search/candidates.ts). */
   searchIndexQuery(outcome: string): void {
     this.searchIndexQueries.inc({ outcome });
+  }
+
+  /** A search outbox batch not applied: an outage, retried (src/search/worker.ts). */
+  searchOutage(): void {
+    this.searchOutages.inc();
   }
 
   /** A GraphQL page of a compiled document, answered by its plan or left to the executor. */

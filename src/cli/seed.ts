@@ -188,8 +188,10 @@ export async function addNotes(
     for (let done = 0; done < count; done += BATCH) {
       const from = done + 1;
       const to = Math.min(done + BATCH, count);
+      // Recorded for the search index whenever one exists, as every write is (src/search/outbox.ts).
       await client.query(
-        `INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id, created_at)
+        `WITH added AS (
+         INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id, created_at)
          SELECT $1::bigint + (g::bigint << 22),
                 -- authors skewed too: a few write most
                 $2::bigint + floor(($3::bigint - $2::bigint + 1) * power(random(), 2))::bigint,
@@ -204,7 +206,10 @@ export async function addNotes(
                 CASE WHEN (g % 20 = 3 OR g % 25 = 4) AND g > 100 THEN $1::bigint + ((g - 1 - g % 97)::bigint << 22) END,
                 CASE WHEN g % 20 = 9 AND g > 100 THEN $1::bigint + ((g - 1 - g % 89)::bigint << 22) END,
                 now()
-         FROM generate_series($4::int, $5::int) g`,
+         FROM generate_series($4::int, $5::int) g
+         RETURNING id)
+         INSERT INTO search_outbox (op, target_id)
+         SELECT 'upsert', id FROM added WHERE EXISTS (SELECT FROM search_index_state)`,
         [base, seeded.first, seeded.last, from, to],
       );
       await client.query(

@@ -54,8 +54,12 @@ export interface Marker {
   generation: string;
   folding: number;
 }
+/** The marker as the index holds it: also the outbox position last written (src/search/worker.ts). */
+export interface IndexMarker extends Marker {
+  position?: number;
+}
 const MARKER_ID = "generation";
-interface MarkerDocument extends SearchDocument, Marker {}
+interface MarkerDocument extends SearchDocument, IndexMarker {}
 
 export interface IndexedNote {
   id: bigint;
@@ -67,7 +71,7 @@ export interface IndexedNote {
 export type IndexCondition =
   | { state: "unreachable" | "refused" | "unsupported"; detail: string }
   | { state: "missing" }
-  | { state: "present"; marker?: Marker; wrongSettings: string[] };
+  | { state: "present"; marker?: IndexMarker; wrongSettings: string[] };
 
 /**
  * What became of a search's use of the index: its candidates narrowed the search; too many hits;
@@ -93,6 +97,13 @@ export interface SearchIndex {
   upsert(notes: IndexedNote[]): Promise<void>;
   remove(ids: bigint[]): Promise<void>;
   /**
+   * Enqueues writing `position` into the marker (its other fields kept); resolves once
+   * Meilisearch accepted the task, with a wait for the task to succeed.
+   */
+  markPosition(position: number): Promise<() => Promise<void>>;
+  /** Deletes an index (a killed rebuild's fresh one) if it exists. */
+  dropIndex(uid: string): Promise<void>;
+  /**
    * Checks the server's version and key, creates the index when missing and applies its
    * settings, then reads them back; throws unless all hold. The worker drains only after it.
    */
@@ -102,12 +113,20 @@ export interface SearchIndex {
    * Rebuilds the index from `batches` into a fresh one carrying `marker`, then swaps it in:
    * searches go on meanwhile. The fresh index is deleted whether or not the rebuild succeeds.
    */
-  rebuild(
-    batches: AsyncIterable<IndexedNote[]>,
-    marker: Marker,
-    onBatch?: (done: number) => void | Promise<void>,
-  ): Promise<void>;
+  rebuild(batches: AsyncIterable<IndexedNote[]>, marker: Marker, hooks?: RebuildHooks): Promise<void>;
 }
+
+export interface RebuildHooks {
+  /** Told the fresh index's name before it is made (so that a killed rebuild's can be deleted). */
+  fresh?: (uid: string) => Promise<void>;
+  /** Called after each batch reached the fresh index. */
+  onBatch?: (done: number) => void | Promise<void>;
+  /** Called right before the swap; throwing stops the rebuild before it. */
+  beforeSwap?: () => Promise<void>;
+}
+
+/** How long a swap may wait behind the tasks queued before it (batches of the workers). */
+const SWAP_WAIT_MS = 600_000;
 
 const SETTINGS = {
   searchableAttributes: ["grams"],
@@ -240,17 +259,44 @@ export function bySize<T>(documents: T[], maxBytes = MAX_REQUEST_BYTES): T[][] {
 }
 
 /** A task Meilisearch accepted, then failed: the request itself was refused. */
-export class TaskFailed extends Error {}
+export class TaskFailed extends Error {
+  constructor(
+    message: string,
+    /** Meilisearch's error of the task (its code and type), when it says one. */
+    readonly error?: { code?: string; type?: string } | null,
+  ) {
+    super(message);
+  }
+}
 
-/** Whether Meilisearch answered and refused the request (as against not answering at all). */
-export function isRefusal(err: unknown): boolean {
-  return err instanceof TaskFailed || err instanceof MeilisearchApiError;
+/**
+ * The errors by which Meilisearch refuses a document itself (crates/meilisearch-types/src/error.rs,
+ * each of type invalid_request): sent again, the same document is refused again.
+ */
+const DOCUMENT_REFUSALS = new Set([
+  "invalid_document_id",
+  "missing_document_id",
+  "invalid_document_fields",
+  "invalid_document_geo_field",
+  "invalid_vectors_type",
+  "max_fields_limit_exceeded",
+]);
+
+/**
+ * Whether Meilisearch refused a document of the request, so that the row holding it may be
+ * set aside. Anything else is an outage, never the rows' fault: a key rotated (401/403 auth), a
+ * full disk (no_space_left_on_device, database_size_limit_reached), io_error, internal (5xx), an
+ * index deleted behind Murmur's back, a timeout, no connection.
+ */
+export function refusesDocument(err: unknown): boolean {
+  const error = err instanceof TaskFailed ? err.error : err instanceof MeilisearchApiError ? err.cause : undefined;
+  return error?.type === "invalid_request" && error.code !== undefined && DOCUMENT_REFUSALS.has(error.code);
 }
 
 async function succeeded(task: Promise<Task>): Promise<void> {
   const done = await task;
   if (done.status !== "succeeded")
-    throw new TaskFailed(`meilisearch task ${done.uid} ${done.status}: ${done.error?.message}`);
+    throw new TaskFailed(`meilisearch task ${done.uid} ${done.status}: ${done.error?.message}`, done.error);
 }
 
 const notFound = (err: unknown) => err instanceof MeilisearchApiError && err.cause?.code === "index_not_found";
@@ -410,12 +456,24 @@ export function createMeilisearchIndex(options: {
         });
       return {
         state: "present",
-        marker: marker && { generation: marker.generation, folding: marker.folding },
+        marker: marker && { generation: marker.generation, folding: marker.folding, position: marker.position },
         wrongSettings,
       };
     },
-    async rebuild(batches, marker, onBatch) {
+    async markPosition(position) {
+      const task = await index.updateDocuments([{ id: MARKER_ID, position } as Partial<SearchDocument>]);
+      return () => succeeded(client.tasks.waitForTask(task.taskUid, wait));
+    },
+    async dropIndex(uid) {
+      try {
+        await succeeded(client.deleteIndex(uid).waitTask(wait));
+      } catch (err) {
+        if (!(err instanceof TaskFailed && err.error?.code === "index_not_found") && !notFound(err)) throw err;
+      }
+    },
+    async rebuild(batches, marker, { fresh: told, onBatch, beforeSwap } = {}) {
       const fresh = `${name}_${Date.now()}`;
+      await told?.(fresh);
       try {
         await succeeded(client.createIndex(fresh, { primaryKey: "id" }).waitTask(wait));
         const target = client.index<SearchDocument>(fresh);
@@ -429,7 +487,10 @@ export function createMeilisearchIndex(options: {
         const markerDocument: MarkerDocument = { id: MARKER_ID, ms: -1, grams: "", ...marker };
         await send(target, [markerDocument]);
         await ensureIndex();
-        await succeeded(client.swapIndexes([{ indexes: [name, fresh], rename: false }]).waitTask(wait));
+        await beforeSwap?.();
+        await succeeded(
+          client.swapIndexes([{ indexes: [name, fresh], rename: false }]).waitTask({ ...wait, timeout: SWAP_WAIT_MS }),
+        );
       } finally {
         // After the swap this is the old index; after a failure, the partial copy.
         await client

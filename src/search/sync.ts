@@ -1,6 +1,8 @@
 // Keeping Meilisearch true, in the server (or `npm run worker`): prepare the index (version,
-// key, settings read back), retrying until it holds; rebuild it when it is missing or was folded
-// by older code (one instance of a fleet, under the rebuild lease); then drain the outbox. Every
+// key, settings read back), retrying until it holds; rebuild it when it is missing, was folded
+// by older code, was swapped in by a rebuild that stopped before completing, or was found stale
+// (restored: src/search/rebuild.ts, completeness), one instance of a fleet under the rebuild
+// lease; then drain the outbox. Every
 // minute the index is checked again (settings changed behind its back are applied again), and
 // whenever the answer changes the log says whether the index narrows searches and, when it does
 // not, why and what the operator should do.
@@ -8,7 +10,7 @@ import type { Logger } from "pino";
 import type { Db } from "../db/client.ts";
 import type { SearchIndex } from "./meilisearch.ts";
 import { RebuildRunning, rebuildSearchIndex, searchIndexCompleteness } from "./rebuild.ts";
-import { SearchWorker } from "./worker.ts";
+import { SearchWorker, type SearchWorkerMetrics } from "./worker.ts";
 
 const RETRY_MS = [1000, 2000, 5000, 10_000, 30_000];
 const CHECK_MS = 60_000;
@@ -17,8 +19,8 @@ export interface SearchSync {
   stop(): Promise<void>;
 }
 
-export function startSearchSync(db: Db, index: SearchIndex, log: Logger): SearchSync {
-  const worker = new SearchWorker(db, index, log);
+export function startSearchSync(db: Db, index: SearchIndex, log: Logger, metrics?: SearchWorkerMetrics): SearchSync {
+  const worker = new SearchWorker(db, index, log, metrics);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let lastSaid = "";
@@ -33,6 +35,7 @@ export function startSearchSync(db: Db, index: SearchIndex, log: Logger): Search
       const said = found.complete ? "complete" : found.reason;
       if (said !== lastSaid) {
         if (found.complete) log.info(`search index "${index.name}" is complete: Meilisearch narrows searches`);
+        else if (found.narrows) log.warn(`search index "${index.name}" is not complete: ${found.reason}`);
         else log.warn(`search index "${index.name}" is not used, PostgreSQL answers searches alone: ${found.reason}`);
         lastSaid = said;
       }

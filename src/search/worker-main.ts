@@ -61,7 +61,7 @@ log.info(`Meilisearch at ${meili.url} answers`);
 
 const database = await startDatabase(config, (message) => log.info(message));
 const services = await createServices(config, database.url, log);
-const sync = startSearchSync(services.db, services.search!, log);
+const sync = startSearchSync(services.db, services.search!, log, services.metrics);
 log.info("search worker started");
 stopping = async () => {
   await sync.stop();

@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { Prisma } from "../../db/client.ts";
 import { RepeatedFailure } from "../../log.ts";
+import { recordSearchChange, searchIndexedSql } from "../../search/outbox.ts";
 import type { Context, Services } from "../context.ts";
 import { thumbnailKey } from "../drive/service.ts";
 import { DomainError } from "../errors.ts";
@@ -84,10 +85,9 @@ async function markDeleted(services: Services, accountId: bigint): Promise<void>
     await tx.emailToken.deleteMany({ where: { accountId } });
     await tx.accountDeletion.create({ data: { accountId } });
     // Searches hide its notes already (the visibility rule); Meilisearch forgets them too.
-    if (services.config.meili) {
-      await tx.$executeRaw`
-        INSERT INTO search_outbox (op, target_id) SELECT 'remove', id FROM notes WHERE author_id = ${accountId}`;
-    }
+    await tx.$executeRaw`
+      INSERT INTO search_outbox (op, target_id) SELECT 'remove', id FROM notes
+      WHERE author_id = ${accountId} AND ${searchIndexedSql(services)}`;
   });
 }
 
@@ -255,9 +255,7 @@ const STEPS: Step[] = [
       FROM (SELECT author_id, count(*)::int AS n FROM notes WHERE id = ANY(${gone}) GROUP BY author_id) g
       WHERE a.id = g.author_id`;
     await tx.$executeRaw`DELETE FROM notes WHERE id = ANY(${gone})`;
-    if (services.config.meili && others.length) {
-      await tx.searchOutbox.createMany({ data: others.map((targetId) => ({ op: "remove" as const, targetId })) });
-    }
+    await recordSearchChange(services, tx, "remove", others);
     return ids.length;
   },
   // Its reactions (note_reaction_counts follow by trigger) and bookmarks.

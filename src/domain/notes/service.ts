@@ -2,7 +2,7 @@
 import { foreignKeyViolation, Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
-import { recordSearchChange } from "../../search/outbox.ts";
+import { recordSearchChange, searchIndexedSql } from "../../search/outbox.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount, publicColumnsOf } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
@@ -204,7 +204,7 @@ async function insertNote(
       UNION ALL
       SELECT (${mentionIds}::bigint[])[m.i], m.id, 'mentioned', ${row.authorId}, ${row.id}, NULL FROM mentioned m
     ), indexed AS (
-      INSERT INTO search_outbox (op, target_id) SELECT 'upsert', ${row.id} WHERE ${ctx.config.meili !== undefined}
+      INSERT INTO search_outbox (op, target_id) SELECT 'upsert', ${row.id} WHERE ${searchIndexedSql(ctx)}
     )
     SELECT note.created_at AS "createdAt", counted.followers_count AS "followersCount",
       counted.following_count AS "followingCount", counted.notes_count AS "notesCount",
