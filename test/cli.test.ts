@@ -265,6 +265,29 @@ describe("cli emoji", () => {
   });
 });
 
+describe("cli backup", () => {
+  it("writes a relative path into the folder `npm run cli` was typed in, not the installation's", async () => {
+    const typedIn = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-typed-in-"));
+    try {
+      // What npm gives a script it runs from the installation's folder (as `run` does here): its
+      // name, and the folder the command was typed in.
+      const result = await run("src/cli/main.ts", ["backup", "relative-backup.tar.gz"], {
+        ...env,
+        npm_lifecycle_event: "cli",
+        INIT_CWD: typedIn,
+      });
+      expect([result.code, result.stderr]).toEqual([0, ""]);
+      const written = path.join(typedIn, "relative-backup.tar.gz");
+      expect(result.stdout).toContain(` to ${written} (`);
+      expect(fs.statSync(written).size).toBeGreaterThan(0);
+      expect(fs.existsSync(path.join(ROOT, "relative-backup.tar.gz"))).toBe(false);
+    } finally {
+      fs.rmSync(typedIn, { recursive: true, force: true });
+      fs.rmSync(path.join(ROOT, "relative-backup.tar.gz"), { force: true });
+    }
+  });
+});
+
 describe("cli search reindex", () => {
   it("says there is nothing to rebuild when search runs on PostgreSQL", async () => {
     const result = await run("src/cli/main.ts", ["search", "reindex"], env);

@@ -1,6 +1,7 @@
 // The operator CLI: `npm run cli -- <command>`, also installed as the `murmur` bin.
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { type Config, loadConfig } from "../config.ts";
 import { startDatabase } from "../db/database.ts";
@@ -99,6 +100,16 @@ async function withDatabase(
   } finally {
     await database.stop();
   }
+}
+
+/**
+ * A file the operator named, from the folder the command was typed in: `npm run cli` runs it in
+ * the installation's folder and names the operator's in INIT_CWD (the `murmur` command and
+ * `npx murmur` keep it).
+ */
+function typedPath(file: string): string {
+  const { npm_lifecycle_event: script, INIT_CWD: typedIn } = process.env;
+  return path.resolve(script === "cli" && typedIn ? typedIn : process.cwd(), file);
 }
 
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -297,7 +308,7 @@ emoji
   .argument("<image_file>", "PNG, APNG, GIF, JPEG, WebP or AVIF")
   .action((alias: string, imageFile: string) =>
     withServices(async (services) => {
-      const created = await addCustomEmoji(services, alias, imageFile);
+      const created = await addCustomEmoji(services, alias, typedPath(imageFile));
       console.log(created.id.toString());
     }),
   );
@@ -354,8 +365,9 @@ program
       "gzipped tar, from one consistent snapshot, while the server runs, with a progress bar",
   )
   .argument("<file>", "the archive to write (e.g. murmur-2026-11-25.tar.gz)")
-  .action((file: string) =>
+  .action((typed: string) =>
     withDatabase(async (config, databaseUrl, storage) => {
+      const file = typedPath(typed);
       const isTty = process.stderr.isTTY === true;
       const report = await backupDatabase({
         config,
@@ -390,7 +402,8 @@ program
   )
   .argument("<file>", "an archive written by `murmur backup`")
   .option("--force", "replace whatever the database holds (stop the servers on it first)")
-  .action(async (file: string, options: { force?: boolean }) => {
+  .action(async (typed: string, options: { force?: boolean }) => {
+    const file = typedPath(typed);
     await inspectBackup(file);
     await withDatabase(async (config, databaseUrl, storage) => {
       const isTty = process.stderr.isTTY === true;
