@@ -62,7 +62,7 @@ const connectionQuery = ({ field, args, node, type }: Connection) => `
   query Page${field}($first: Int, $after: String) {
     ${field}(${args ? `${args.replace(LIST_ID, listId)}, ` : ""}first: $first, after: $after) {
       __typename
-      ... on DomainError { code }
+      ... on DomainError { code message }
       ... on ${type} {
         edges { cursor node { ${node} } }
         pageInfo { hasNextPage endCursor }
@@ -250,7 +250,7 @@ describe("urql with graphcache's relayPagination", () => {
   });
 
   it.each(CONNECTIONS)(
-    "refuses $field's first outside 1..$size with INVALID_REQUEST, never one silent item",
+    "refuses $field's first outside 1..$size with INVALID_REQUEST saying the range, never one silent item",
     async (connection) => {
       for (const first of [0, -1, connection.size + 1]) {
         const answer = await server.request("POST", "/graphql", {
@@ -260,6 +260,7 @@ describe("urql with graphcache's relayPagination", () => {
         expect(answer.body.data[connection.field], String(first)).toEqual({
           __typename: "DomainError",
           code: "INVALID_REQUEST",
+          message: `first must be 1 to ${connection.size}, was ${first}`,
         });
       }
     },

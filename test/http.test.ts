@@ -61,16 +61,34 @@ describe("bad input", () => {
         headers: { "content-type": "application/json" },
       });
       expect(answer.status, payload).toBe(400);
-      expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+      // `detail` (extension, README: Errors) says what was wrong; the code is unchanged.
+      expect(answer.body).toEqual({ error: "INVALID_REQUEST", detail: "the body is not valid JSON" });
     }
   });
 
-  it("answers a body that is not an object, or has wrong member types, with INVALID_REQUEST", async () => {
-    for (const body of [[], "text", 42, null, { ...registration("typed"), name: 7 }, { name: "x" }]) {
+  it("answers a body that is not an object, or has wrong member types, with INVALID_REQUEST naming the member", async () => {
+    const cases: [unknown, string][] = [
+      [[], "body: Invalid input: expected object, received array"],
+      ["text", "body: Invalid input: expected object, received string"],
+      [42, "body: Invalid input: expected object, received number"],
+      [null, "body member `name`: missing (string required)"],
+      [{ ...registration("typed"), name: 7 }, "body member `name`: Invalid input: expected string, received number"],
+      [{ name: "x" }, "body member `email`: missing (string required)"],
+    ];
+    for (const [body, detail] of cases) {
       const answer = await server.request("POST", "/accounts", { body });
       expect(answer.status, JSON.stringify(body)).toBe(400);
-      expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+      expect(answer.body).toEqual({ error: "INVALID_REQUEST", detail });
     }
+  });
+
+  it("names the query parameter and the rule in an INVALID_REQUEST's detail", async () => {
+    const answer = await server.request("GET", "/timeline/global?has_attachment=yes");
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({
+      error: "INVALID_REQUEST",
+      detail: expect.stringMatching(/^query member `has_attachment`: .*"true"\|"false"/),
+    });
   });
 
   it("answers a JSON body over 1 MiB with 413 PAYLOAD_TOO_LARGE", async () => {
@@ -87,7 +105,10 @@ describe("bad input", () => {
       headers: { "content-type": "application/x-www-form-urlencoded" },
     });
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+    expect(answer.body).toEqual({
+      error: "INVALID_REQUEST",
+      detail: "the body's content type is not taken here: send application/json",
+    });
   });
 
   it("reads an empty JSON body as none", async () => {
@@ -96,7 +117,7 @@ describe("bad input", () => {
       headers: { "content-type": "application/json" },
     });
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+    expect(answer.body).toEqual({ error: "INVALID_REQUEST", detail: "body member `name`: missing (string required)" });
   });
 
   it("never answers 500 to odd strings in paths and bodies", async () => {

@@ -528,6 +528,25 @@ describe("INVALID_QUERY and INVALID_REQUEST", () => {
     expectError(await search(query), 400, "INVALID_QUERY");
   });
 
+  it.each([
+    ["", "the query is empty"],
+    ["(cat", "a `(` is not closed"],
+    ["cat)", "a `)` closes nothing"],
+    ['"cat', "a quote is not closed"],
+    ["cat -", "`-` with nothing right after it to negate"],
+    ["cat OR", "`OR`, `-` or `(` with nothing to act on"],
+    ["lang:en cat", "unknown operator or value `lang:` (from:, is:renote|quote, has:link|media)"],
+    ["from:a/b", "from: takes an account name"],
+    ["-cat", "no keyword, phrase or from: outside a negation"],
+    ["a".repeat(513), "over 512 characters"],
+  ])("INVALID_QUERY for %j says what is wrong in `detail` (extension)", async (query, detail) => {
+    const answer = await search(query);
+    expect({ status: answer.status, body: answer.body }).toEqual({
+      status: 400,
+      body: { error: "INVALID_QUERY", detail },
+    });
+  });
+
   it("a hyphen inside a word and a URL with a colon are keywords, not errors", async () => {
     const created = await note(alice, { content: "send an e-mail to https://mail.example/x-y" });
     expect(await found("e-mail")).toEqual([created.id]);
@@ -640,7 +659,7 @@ describe("SQL injection attempts", () => {
   ])("%j answers 200 or 400 INVALID_QUERY, never 500", async (query) => {
     const answer = await search(query);
     expect([200, 400], JSON.stringify(answer.body)).toContain(answer.status);
-    if (answer.status === 400) expect(answer.body).toEqual({ error: "INVALID_QUERY" });
+    if (answer.status === 400) expectError(answer, 400, "INVALID_QUERY");
     else expect(Array.isArray(answer.body)).toBe(true);
   });
 

@@ -67,10 +67,21 @@ export interface DomainErrorOptions {
   /** The request's credentials (Authorization header) are missing or unusable. */
   credentials?: boolean;
   /**
-   * What is wrong, in words, for an operator (the CLI prints it). Never sent to a client: the
-   * protocols answer the code alone.
+   * What is wrong, in words (the CLI prints it). Sent to a client only with DETAILED_CODES, so
+   * there it names the request's own members and rules, nothing of the server's state.
    */
   detail?: string;
+}
+
+/**
+ * The codes whose `detail` a client is told (REST's `detail` member and GraphQL's `message`,
+ * extensions): a bare INVALID_REQUEST leaves a developer guessing which member broke which rule.
+ */
+export const DETAILED_CODES: readonly ErrorCode[] = ["INVALID_REQUEST", "INVALID_QUERY"];
+
+/** What a client is told of `err` beside its code, if anything. */
+export function clientDetail(err: DomainError): string | undefined {
+  return DETAILED_CODES.includes(err.code) ? err.detail : undefined;
 }
 
 export class DomainError extends Error {

@@ -78,7 +78,9 @@ export async function page<T extends { id: bigint }>(
   load: (after: string | undefined, limit: number) => Promise<T[]>,
 ): Promise<Page<T>> {
   const first = args.first ?? size;
-  if (!Number.isInteger(first) || first < 1 || first > size) throw new DomainError("INVALID_REQUEST");
+  if (!Number.isInteger(first) || first < 1 || first > size) {
+    throw new DomainError("INVALID_REQUEST", { detail: `first must be 1 to ${size}, was ${first}` });
+  }
   let items: T[];
   try {
     items = await load(args.after ?? undefined, first + 1);

@@ -1,5 +1,5 @@
 // Domain errors as GraphQL types: every field that can fail returns `<Field>Success | DomainError`.
-import { DomainError, ERROR_CODES } from "../domain/errors.ts";
+import { clientDetail, DomainError, ERROR_CODES } from "../domain/errors.ts";
 import { builder } from "./builder.ts";
 
 const ErrorCodeEnum = builder.enumType("ErrorCode", {
@@ -12,6 +12,9 @@ builder.objectType(DomainError, {
   description: "A failure with one of the documented error codes.",
   fields: (t) => ({
     code: t.field({ type: ErrorCodeEnum, resolve: (err) => err.code }),
-    message: t.exposeString("message"),
+    message: t.string({
+      description: "The code, or for INVALID_REQUEST and INVALID_QUERY what was wrong (REST's `detail`)",
+      resolve: (err) => clientDetail(err) ?? err.message,
+    }),
   }),
 });

@@ -2,7 +2,7 @@
 // error becomes the documented `{"error": CODE}` answer.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { asDomainError } from "../db/client.ts";
-import { DomainError, type ErrorCode } from "../domain/errors.ts";
+import { clientDetail, DomainError, type ErrorCode } from "../domain/errors.ts";
 import { logFailure } from "../http/request-log.ts";
 
 export const STATUS: Record<ErrorCode, number> = {
@@ -70,6 +70,8 @@ export interface ErrorAnswer {
   status: number;
   code: ErrorCode;
   headers: Record<string, string>;
+  /** What was wrong, for the client (`detail`, extension; DETAILED_CODES only). */
+  detail?: string;
   /** What is out of reach, when that is why (src/http/request-log.ts says it once per outage). */
   outage?: "database";
 }
@@ -103,13 +105,26 @@ function databaseUnreachable(err: unknown): boolean {
   return false;
 }
 
+/** Fastify's refusals of a body, in our words (its own messages may quote what it was given). */
+const FASTIFY_DETAIL: Record<string, string> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: "the body is not valid JSON",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "the content type is application/json but the body is empty",
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "the body's content type is not taken here: send application/json",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "the body's length is not its Content-Length",
+};
+
+/** The answer's body: `{"error": CODE}`, with `detail` where there is one (extension). */
+export const errorBody = (answer: ErrorAnswer) =>
+  answer.detail ? { error: answer.code, detail: answer.detail } : { error: answer.code };
+
 export function answerFor(thrown: unknown, overrides: StatusOverrides = {}): ErrorAnswer {
   const err = asDomainError(thrown);
   if (err instanceof DomainError) {
     if (err.credentials) return { status: 401, code: err.code, headers: { "www-authenticate": "Bearer" } };
     const status = overrides[err.code] ?? STATUS[err.code];
     const headers: Record<string, string> = status === 503 ? { "retry-after": RETRY_AFTER_SECONDS } : {};
-    return { status, code: err.code, headers };
+    const detail = clientDetail(err);
+    return { status, code: err.code, headers, ...(detail ? { detail } : {}) };
   }
   if (databaseUnreachable(err)) {
     return {
@@ -125,7 +140,8 @@ export function answerFor(thrown: unknown, overrides: StatusOverrides = {}): Err
     if (status === 413) return { status: 413, code: "PAYLOAD_TOO_LARGE", headers: {} };
     // The rate limiter's own answer; it has set Retry-After and X-RateLimit-* already.
     if (status === 429) return { status: 429, code: "RATE_LIMITED", headers: {} };
-    return { status: 400, code: "INVALID_REQUEST", headers: {} };
+    const detail = FASTIFY_DETAIL[String((err as { code?: unknown }).code)];
+    return { status: 400, code: "INVALID_REQUEST", headers: {}, ...(detail ? { detail } : {}) };
   }
   return { status: 500, code: "INTERNAL_ERROR", headers: {} };
 }
@@ -138,5 +154,5 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     .code(answer.status)
     .headers(answer.headers)
     .type("application/json; charset=utf-8")
-    .send({ error: answer.code });
+    .send(errorBody(answer));
 }

@@ -11,16 +11,23 @@ import { authenticate, optionalAccount, requireAccount, requireModerator } from 
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import type { RateLimits } from "../http/rate-limits.ts";
 import { logAccount } from "../http/request-log.ts";
-import { answerFor, sendError } from "./errors.ts";
+import { answerFor, errorBody, sendError } from "./errors.ts";
 import { inlineJsonSchema } from "./openapi.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 
 export const PREFIXES = ["", "/v0"];
 
-function parse<T>(schema: ZodType<T> | undefined, value: unknown): T {
+/** Reads one part of the request by its schema; INVALID_REQUEST names the member and what it had to be. */
+function parse<T>(schema: ZodType<T> | undefined, value: unknown, part: string): T {
   if (!schema) return undefined as T;
   const result = schema.safeParse(value);
-  if (!result.success) throw new DomainError("INVALID_REQUEST");
+  if (!result.success) {
+    const [issue] = result.error.issues;
+    const member = issue.path.length ? ` member \`${issue.path.join(".")}\`` : "";
+    const missing = issue.code === "invalid_type" && issue.message.endsWith("received undefined");
+    const rule = missing ? `missing (${issue.expected} required)` : issue.message;
+    throw new DomainError("INVALID_REQUEST", { detail: `${part}${member}: ${rule}` });
+  }
   return result.data;
 }
 
@@ -44,7 +51,7 @@ async function readMultipart(request: FastifyRequest, services: Services): Promi
         body.upload = await receiveUpload(services, part.file);
       } else {
         part.file.resume(); // drained, not kept
-        throw new DomainError("INVALID_REQUEST");
+        throw new DomainError("INVALID_REQUEST", { detail: "one file part, named `file`, and text fields only" });
       }
     }
   } catch (err) {
@@ -53,7 +60,7 @@ async function readMultipart(request: FastifyRequest, services: Services): Promi
     // The file went past the size limit: the reader reports it here, not on the file stream.
     if ((err as { code?: string }).code === "FST_REQ_FILE_TOO_LARGE") throw new DomainError("FILE_SIZE_TOO_BIG");
     // Not multipart, malformed, or over the part limits.
-    throw new DomainError("INVALID_REQUEST");
+    throw new DomainError("INVALID_REQUEST", { detail: "not multipart/form-data, or past its part limits" });
   }
   return body;
 }
@@ -94,15 +101,15 @@ function handlerOf(services: Services, r: Route) {
       } else {
         idempotent = await beginIdempotent(services, caller, request);
         // A missing body reads as {}: "members that are sent are ignored" also covers none.
-        if (!idempotent || !("replay" in idempotent)) body = parse(r.body, request.body ?? {});
+        if (!idempotent || !("replay" in idempotent)) body = parse(r.body, request.body ?? {}, "body");
       }
       if (idempotent && "replay" in idempotent) {
         await upload?.discard();
         return replay(reply, idempotent.replay);
       }
       const input = {
-        params: parse(r.params, request.params),
-        query: parse(r.query, request.query),
+        params: parse(r.params, request.params, "path"),
+        query: parse(r.query, request.query, "query"),
         body,
         headers: headersOf(request),
       };
@@ -133,7 +140,7 @@ function handlerOf(services: Services, r: Route) {
       if (idempotent && "record" in idempotent) {
         const failure = answerFor(err, r.overrides);
         await idempotent
-          .record({ status: failure.status, headers: failure.headers, body: JSON.stringify({ error: failure.code }) })
+          .record({ status: failure.status, headers: failure.headers, body: JSON.stringify(errorBody(failure)) })
           .catch(() => {});
       }
       return sendError(request, reply, err, r.overrides);

@@ -2,11 +2,11 @@
 // can give, with its schema and headers, including those every route shares (credentials,
 // INVALID_REQUEST, rate limits, idempotency, outages). Test runs hold every real answer to it.
 import { z } from "zod";
-import type { ErrorCode } from "../domain/errors.ts";
+import { DETAILED_CODES, type ErrorCode } from "../domain/errors.ts";
 import { STATUS } from "./errors.ts";
 import { queryTypes } from "./query.ts";
 import type { Answer, ResponseHeader, Route } from "./route.ts";
-import { DETAIL_SCHEMA, DETAILED_CODES } from "./views/error.ts";
+import { DETAIL_SCHEMA } from "./views/error.ts";
 
 type Json = Record<string, unknown>;
 

@@ -27,7 +27,8 @@ type Token =
   | { type: "phrase"; text: string }
   | { type: "word"; text: string };
 
-const invalid = () => new DomainError("INVALID_QUERY");
+/** INVALID_QUERY, saying what is wrong (sent as `detail`: README, Errors). */
+const invalid = (detail: string) => new DomainError("INVALID_QUERY", { detail });
 
 const OPERATOR = /^([A-Za-z]+):(.*)$/s;
 // `scheme://` is a URL to look for, not an operator.
@@ -49,13 +50,14 @@ function tokenize(query: string): Token[] {
       i += 1;
     } else if (c === '"') {
       const end = query.indexOf('"', i + 1);
-      if (end === -1) throw invalid();
+      if (end === -1) throw invalid("a quote is not closed");
       tokens.push({ type: "phrase", text: query.slice(i + 1, end) });
       i = end + 1;
     } else if (c === "-") {
       // A leading dash negates what follows it at once; alone it acts on nothing.
       const next = query[i + 1];
-      if (next === undefined || isSpace(next) || next === ")") throw invalid();
+      if (next === undefined || isSpace(next) || next === ")")
+        throw invalid("`-` with nothing right after it to negate");
       tokens.push({ type: "not" });
       i += 1;
     } else {
@@ -75,13 +77,13 @@ function wordNode(text: string): SearchNode {
   const name = operator[1].toLowerCase();
   const value = operator[2];
   if (name === "from") {
-    if (!/^@?[A-Za-z0-9._-]+(@[A-Za-z0-9.:-]+)?$/.test(value)) throw invalid();
+    if (!/^@?[A-Za-z0-9._-]+(@[A-Za-z0-9.:-]+)?$/.test(value)) throw invalid("from: takes an account name");
     return { kind: "from", name: value };
   }
   const lower = value.toLowerCase();
   if (name === "is" && (lower === "renote" || lower === "quote")) return { kind: "is", value: lower };
   if (name === "has" && (lower === "link" || lower === "media")) return { kind: "has", value: lower };
-  throw invalid();
+  throw invalid(`unknown operator or value \`${name}:\` (from:, is:renote|quote, has:link|media)`);
 }
 
 class Parser {
@@ -93,9 +95,9 @@ class Parser {
   }
 
   parseQuery(): SearchNode {
-    if (this.tokens.length === 0) throw invalid();
+    if (this.tokens.length === 0) throw invalid("the query is empty");
     const tree = this.parseOr();
-    if (this.at !== this.tokens.length) throw invalid(); // a stray ")"
+    if (this.at !== this.tokens.length) throw invalid("a `)` closes nothing");
     return tree;
   }
 
@@ -130,18 +132,18 @@ class Parser {
     switch (token?.type) {
       case "open": {
         const inner = this.parseOr();
-        if (this.peek()?.type !== "close") throw invalid();
+        if (this.peek()?.type !== "close") throw invalid("a `(` is not closed");
         this.at += 1;
         return inner;
       }
       case "phrase":
-        if (token.text.trim() === "") throw invalid();
+        if (token.text.trim() === "") throw invalid("an empty phrase");
         return { kind: "phrase", text: token.text };
       case "word":
         return wordNode(token.text);
       default:
         // End of input, ")", "OR" or a second "-": nothing to act on.
-        throw invalid();
+        throw invalid("`OR`, `-` or `(` with nothing to act on");
     }
   }
 }
@@ -164,9 +166,9 @@ function hasPositiveTerm(node: SearchNode, negated = false): boolean {
 }
 
 export function parseSearchQuery(query: string): SearchNode {
-  if ([...query].length > MAX_QUERY_LENGTH) throw invalid();
+  if ([...query].length > MAX_QUERY_LENGTH) throw invalid(`over ${MAX_QUERY_LENGTH} characters`);
   const tree = new Parser(tokenize(query)).parseQuery();
-  if (!hasPositiveTerm(tree)) throw invalid();
+  if (!hasPositiveTerm(tree)) throw invalid("no keyword, phrase or from: outside a negation");
   return tree;
 }
 

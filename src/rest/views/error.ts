@@ -3,8 +3,6 @@ import { z } from "zod";
 import { ERROR_CODES, type ErrorCode } from "../../domain/errors.ts";
 import { named } from "./wire.ts";
 
-/** `detail` (extension): what was wrong, sent only with these codes (README: Errors). */
-export const DETAILED_CODES: readonly ErrorCode[] = ["INVALID_REQUEST", "INVALID_QUERY"];
 export const DETAIL_SCHEMA = {
   type: "string",
   description:
