@@ -3,6 +3,7 @@
 // them (open ones by default, newest first, paged) and resolve them; the operator CLI lists them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { follow, post } from "./support/actions.ts";
+import { expectError } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { gql as graphql } from "./support/graphql.ts";
 import { run } from "./support/process.ts";
@@ -55,7 +56,7 @@ describe("POST /accounts/{name}/report", () => {
     ];
     for (const [who, name, body, status, code] of refusals) {
       const answer = await report(who, name, body);
-      expect([answer.status, answer.body], JSON.stringify(body).slice(0, 80)).toEqual([status, { error: code }]);
+      expectError(answer, status, code);
     }
     expect(await written()).toEqual([0, 0]);
   });
