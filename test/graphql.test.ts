@@ -559,6 +559,18 @@ describe("the /graphql endpoint", () => {
     expect(answer.body).toMatch(/graphiql/i);
   });
 
+  it("opens GraphiQL on an example query that runs without credentials, saying where the Authorization header goes", async () => {
+    const page = String((await server.request("GET", "/graphql", { headers: { accept: "text/html" } })).body);
+    const literal = /"defaultQuery":("(?:[^"\\]|\\.)*")/.exec(page)?.[1];
+    expect(literal, "GraphiQL's options carry defaultQuery").toBeDefined();
+    const query = JSON.parse(literal ?? '""') as string;
+    expect(query).toContain('{"Authorization": "Bearer <authorization_token>"}');
+    expect(query).toMatch(/Headers pane/);
+    const answer = await server.request("POST", "/graphql", { body: { query, variables: { first: 2 } } });
+    expect(answer.body.errors).toBeUndefined();
+    expect(answer.body.data.globalTimeline.__typename).toBe("NoteConnection");
+  });
+
   // GraphQL over HTTP: a request error is 400 under application/graphql-response+json; a legacy
   // application/json client gets 200 with the same errors. Neither is ever a 5xx.
   const RESPONSE_JSON = "application/graphql-response+json";

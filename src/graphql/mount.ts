@@ -69,6 +69,26 @@ const CSRF_REFUSAL = {
   errors: [{ message: "Required CSRF header(s) not present", extensions: { code: "CSRF_HEADER_MISSING" } }],
 };
 
+/** The query GraphiQL opens on, until the browser keeps one of its own. */
+const GRAPHIQL_QUERY = `# Murmur's GraphQL. The global timeline needs no credentials: run this with ▶.
+#
+# Credentials: the Headers pane below takes
+#   {"Authorization": "Bearer <authorization_token>"}
+# with a token from the \`login\` mutation (or REST's POST /login); it then goes with every
+# request, subscriptions included. Failures are \`DomainError { code message }\` results.
+
+query GlobalTimeline($first: Int) {
+  globalTimeline(first: $first) {
+    __typename
+    ... on NoteConnection {
+      edges { node { id content createdAt author { name nickname } } }
+      pageInfo { hasNextPage endCursor }
+    }
+    ... on DomainError { code message }
+  }
+}
+`;
+
 export async function mountGraphql(
   app: FastifyInstance,
   services: Services,
@@ -99,7 +119,13 @@ export async function mountGraphql(
     cors: false,
     // A JSON array of operations would multiply every bound by its length: refused.
     batching: false,
-    graphiql: { title: "Murmur GraphiQL" },
+    graphiql: {
+      title: "Murmur GraphiQL",
+      // A newcomer's first page runs as it is (the global timeline needs no credentials) and says
+      // where credentials go: GraphiQL sends the Headers pane's JSON with every request.
+      defaultQuery: GRAPHIQL_QUERY,
+      defaultEditorToolsVisibility: "headers",
+    },
     // GraphiQL's scripts come from the package, not a CDN, so it works offline too; loaded on
     // first use, as they weigh some 80 MB in memory.
     renderGraphiQL: async (options) => (await import("@graphql-yoga/render-graphiql")).renderGraphiQL(options),
