@@ -61,8 +61,10 @@ describe("bad input", () => {
         headers: { "content-type": "application/json" },
       });
       expect(answer.status, payload).toBe(400);
-      // `detail` (extension, README: Errors) says what was wrong; the code is unchanged.
-      expect(answer.body).toEqual({ error: "INVALID_REQUEST", detail: "the body is not valid JSON" });
+      // The body is exactly the code (CONTRACT 2); X-Error-Detail (extension, README: Errors) says
+      // what was wrong.
+      expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+      expect(answer.headers["x-error-detail"]).toBe("the body is not valid JSON");
     }
   });
 
@@ -78,17 +80,16 @@ describe("bad input", () => {
     for (const [body, detail] of cases) {
       const answer = await server.request("POST", "/accounts", { body });
       expect(answer.status, JSON.stringify(body)).toBe(400);
-      expect(answer.body).toEqual({ error: "INVALID_REQUEST", detail });
+      expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+      expect(answer.headers["x-error-detail"]).toBe(detail);
     }
   });
 
-  it("names the query parameter and the rule in an INVALID_REQUEST's detail", async () => {
+  it("names the query parameter and the rule in an INVALID_REQUEST's X-Error-Detail", async () => {
     const answer = await server.request("GET", "/timeline/global?has_attachment=yes");
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({
-      error: "INVALID_REQUEST",
-      detail: expect.stringMatching(/^query member `has_attachment`: .*"true"\|"false"/),
-    });
+    expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+    expect(answer.headers["x-error-detail"]).toMatch(/^query member `has_attachment`: .*"true"\|"false"/);
   });
 
   it("answers a JSON body over 1 MiB with 413 PAYLOAD_TOO_LARGE", async () => {
@@ -105,10 +106,8 @@ describe("bad input", () => {
       headers: { "content-type": "application/x-www-form-urlencoded" },
     });
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({
-      error: "INVALID_REQUEST",
-      detail: "the body's content type is not taken here: send application/json",
-    });
+    expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+    expect(answer.headers["x-error-detail"]).toBe("the body's content type is not taken here: send application/json");
   });
 
   it("reads an empty JSON body as none", async () => {
@@ -117,7 +116,8 @@ describe("bad input", () => {
       headers: { "content-type": "application/json" },
     });
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error: "INVALID_REQUEST", detail: "body member `name`: missing (string required)" });
+    expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+    expect(answer.headers["x-error-detail"]).toBe("body member `name`: missing (string required)");
   });
 
   it("never answers 500 to odd strings in paths and bodies", async () => {

@@ -129,11 +129,16 @@ describe("openapi.json", () => {
     expect(document.paths["/notes"].post.responses["401"].$ref).toBe(
       "#/components/responses/Error401_ExpiredToken_InvalidToken_Unauthorized_Limited_Mutation",
     );
-    // `detail` (extension) only where INVALID_REQUEST or INVALID_QUERY may be answered.
-    const badRequest = answerAt("/search/notes", "get", "400").content["application/json"].schema;
-    expect(badRequest.properties.error.enum).toEqual(["INVALID_QUERY", "INVALID_REQUEST"]);
-    expect(badRequest.properties.detail).toMatchObject({ type: "string" });
-    expect(answerAt("/notes", "post", "404").content["application/json"].schema.properties.detail).toBeUndefined();
+    // The body is exactly `{"error"}` (CONTRACT 2); X-Error-Detail (extension) only where
+    // INVALID_REQUEST or INVALID_QUERY may be answered.
+    const badRequest = answerAt("/search/notes", "get", "400");
+    expect(badRequest.content["application/json"].schema.properties.error.enum).toEqual([
+      "INVALID_QUERY",
+      "INVALID_REQUEST",
+    ]);
+    expect(Object.keys(badRequest.content["application/json"].schema.properties)).toEqual(["error"]);
+    expect(badRequest.headers["X-Error-Detail"]).toEqual({ $ref: "#/components/headers/X-Error-Detail" });
+    expect(answerAt("/notes", "post", "404").headers?.["X-Error-Detail"]).toBeUndefined();
   });
 
   it("types requests as tightly as the spec states them, rules the domain checks with its own codes", () => {

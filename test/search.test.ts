@@ -539,12 +539,10 @@ describe("INVALID_QUERY and INVALID_REQUEST", () => {
     ["from:a/b", "from: takes an account name"],
     ["-cat", "no keyword, phrase or from: outside a negation"],
     ["a".repeat(513), "over 512 characters"],
-  ])("INVALID_QUERY for %j says what is wrong in `detail` (extension)", async (query, detail) => {
+  ])("INVALID_QUERY for %j says what is wrong in X-Error-Detail (extension)", async (query, detail) => {
     const answer = await search(query);
-    expect({ status: answer.status, body: answer.body }).toEqual({
-      status: 400,
-      body: { error: "INVALID_QUERY", detail },
-    });
+    expect({ status: answer.status, body: answer.body }).toEqual({ status: 400, body: { error: "INVALID_QUERY" } });
+    expect(answer.headers["x-error-detail"]).toBe(detail);
   });
 
   it("a hyphen inside a word and a URL with a colon are keywords, not errors", async () => {

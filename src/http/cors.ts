@@ -28,6 +28,7 @@ const EXPOSED_HEADERS = [
   "X-RateLimit-Reset",
   "Content-Range",
   "Idempotent-Replayed",
+  "X-Error-Detail",
   "WWW-Authenticate",
   "Location",
   "X-Request-Id",

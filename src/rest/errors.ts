@@ -70,7 +70,7 @@ export interface ErrorAnswer {
   status: number;
   code: ErrorCode;
   headers: Record<string, string>;
-  /** What was wrong, for the client (`detail`, extension; DETAILED_CODES only). */
+  /** What was wrong, for the client (X-Error-Detail, extension; DETAILED_CODES only). */
   detail?: string;
   /** What is out of reach, when that is why (src/http/request-log.ts says it once per outage). */
   outage?: "database";
@@ -113,9 +113,22 @@ const FASTIFY_DETAIL: Record<string, string> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: "the body's length is not its Content-Length",
 };
 
-/** The answer's body: `{"error": CODE}`, with `detail` where there is one (extension). */
-export const errorBody = (answer: ErrorAnswer) =>
-  answer.detail ? { error: answer.code, detail: answer.detail } : { error: answer.code };
+/** The answer's body: exactly `{"error": CODE}` (CONTRACT 2). */
+export const errorBody = (answer: ErrorAnswer) => ({ error: answer.code });
+
+/**
+ * The answer's headers, with its `detail` as X-Error-Detail (extension): the body stays exactly
+ * the code. A header holds printable ASCII only; anything else is percent-encoded.
+ */
+export function errorHeaders(answer: ErrorAnswer): Record<string, string> {
+  if (!answer.detail) return answer.headers;
+  return {
+    ...answer.headers,
+    [ERROR_DETAIL_HEADER]: answer.detail.replace(/[^\x20-\x7e]+/g, (c) => encodeURIComponent(c)),
+  };
+}
+
+export const ERROR_DETAIL_HEADER = "x-error-detail";
 
 export function answerFor(thrown: unknown, overrides: StatusOverrides = {}): ErrorAnswer {
   const err = asDomainError(thrown);
@@ -152,7 +165,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
   // Always JSON, whatever a failed answer had set before (a file's type, say).
   return reply
     .code(answer.status)
-    .headers(answer.headers)
+    .headers(errorHeaders(answer))
     .type("application/json; charset=utf-8")
     .send(errorBody(answer));
 }

@@ -6,7 +6,7 @@ import { DETAILED_CODES, type ErrorCode } from "../domain/errors.ts";
 import { STATUS } from "./errors.ts";
 import { queryTypes } from "./query.ts";
 import type { Answer, ResponseHeader, Route } from "./route.ts";
-import { DETAIL_SCHEMA } from "./views/error.ts";
+import { ERROR_DETAIL } from "./views/error.ts";
 
 type Json = Record<string, unknown>;
 
@@ -85,7 +85,7 @@ function headersOf(r: Route, status: number, own: ResponseHeader[] = []): Json |
 }
 
 // The headers every route shares are written once, in components.headers.
-const SHARED_HEADERS = [RETRY_AFTER, ...RATE_LIMIT_HEADERS, REPLAYED, WWW_AUTHENTICATE];
+const SHARED_HEADERS: ResponseHeader[] = [RETRY_AFTER, ...RATE_LIMIT_HEADERS, REPLAYED, WWW_AUTHENTICATE, ERROR_DETAIL];
 
 function headerObject(h: ResponseHeader): Json {
   if (SHARED_HEADERS.includes(h)) return { $ref: `#/components/headers/${h.name}` };
@@ -126,9 +126,8 @@ function errorResponses(r: Route, shared: Record<string, Json>): Record<string, 
     const codes = [...unsorted].sort();
     const kind = `${isLimited(r) ? "_Limited" : ""}${isMutation(r) ? "_Mutation" : ""}`;
     const name = `Error${status}_${codes.map(pascal).join("_")}${kind}`;
-    const headers = headersOf(r, status);
+    const headers = headersOf(r, status, codes.some((code) => DETAILED_CODES.includes(code)) ? [ERROR_DETAIL] : []);
     const properties: Json = { error: { type: "string", enum: codes } };
-    if (codes.some((code) => DETAILED_CODES.includes(code))) properties.detail = DETAIL_SCHEMA;
     shared[name] ??= {
       description: codes.join(", "),
       content: {
@@ -219,7 +218,7 @@ export function openApiDocument(routes: Route[]): Json {
       version: "0",
       description: [
         "Every path is also served under /v0, with or without a trailing slash.",
-        'Every failure is `{"error": CODE}` (INVALID_REQUEST and INVALID_QUERY may add `detail`, an extension);',
+        'Every failure is exactly `{"error": CODE}` (INVALID_REQUEST and INVALID_QUERY may say what was wrong in the X-Error-Detail header, an extension);',
         "each operation lists the codes of each status, as shared components.responses named by status and codes.",
         "A path that exists with another method answers 405 METHOD_NOT_ALLOWED with `Allow`;",
         "an unknown path 404 NOT_FOUND; a request not whole in time 408, headers over 16 KiB 431,",

@@ -3,17 +3,19 @@ import { z } from "zod";
 import { ERROR_CODES, type ErrorCode } from "../../domain/errors.ts";
 import { named } from "./wire.ts";
 
-export const DETAIL_SCHEMA = {
-  type: "string",
+/** The X-Error-Detail header (extension), as documented. */
+export const ERROR_DETAIL = {
+  name: "X-Error-Detail",
+  required: false,
   description:
-    "extension: what was wrong (the member and the rule), in English, for a developer to read; only with " +
-    "INVALID_REQUEST and INVALID_QUERY, and not always. The code alone is the contract.",
+    "extension: what was wrong (the member and the rule), in English, for a developer to read (non-ASCII " +
+    "percent-encoded); only with INVALID_REQUEST and INVALID_QUERY, and not always. The code alone is the contract.",
 } as const;
 
 export const ErrorShape = named(
   "Error",
-  'Every failure: `{"error": CODE}`; INVALID_REQUEST and INVALID_QUERY may add `detail` (extension).',
-  z.strictObject({ error: z.enum(ERROR_CODES), detail: z.string().optional().meta(DETAIL_SCHEMA) }),
+  'Every failure: exactly `{"error": CODE}`; INVALID_REQUEST and INVALID_QUERY may say what was wrong in the X-Error-Detail header (extension).',
+  z.strictObject({ error: z.enum(ERROR_CODES) }),
 );
 
 /** The error answer of one status, narrowed to the codes a route gives with it. */
