@@ -1,4 +1,4 @@
-// Streams that drop and resume under concurrent writers (issue 26): 200 global streams on two
+// Streams that drop and resume under concurrent writers (docs/live.md#resume): 200 global streams on two
 // servers of one database while 8 writers post about 100 notes/s for 10 s, and every 100 ms ten
 // streams are cut abruptly and resume on the other server with Last-Event-ID. Each stream must
 // receive every note once: lost and repeated are counted, beside how many arrived out of id order

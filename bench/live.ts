@@ -1,4 +1,4 @@
-// Live updates under load (issue 18): 2,000 Server-Sent Events streams on one instance, the home
+// Live updates under load (docs/live.md#fan-out): 2,000 Server-Sent Events streams on one instance, the home
 // and global streams of 1,000 followers of one author, while that author posts 50 notes/s.
 // Delivery latency is from each POST's answer to each stream's receipt of that note; the
 // server's RSS is read before and after the streams open (idle); the global timeline's

@@ -1,4 +1,4 @@
-// Accounts over REST (spec 2.1-2.3, 3.1, 3.2, 4.1, 7, 8; CONTRACT 2-4): registration, e-mail
+// Accounts over REST (docs/accounts.md): registration, e-mail
 // verification, the public view, ETag-guarded updates, freezing and silencing.
 
 import { createHash } from "node:crypto";

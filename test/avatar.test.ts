@@ -1,4 +1,4 @@
-// Avatar and header (CONTRACT 4 extension): the owner's image files, shown as URLs in the
+// Avatar and header (extension, docs/accounts.md#update): the owner's image files, shown as URLs in the
 // public view, "" when unset, and unset when the file is deleted.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "./support/expect.ts";

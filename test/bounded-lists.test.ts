@@ -1,4 +1,4 @@
-// Lists whose size others decide are bounded in every answer (issue 16), and paged by `before_id`
+// Lists whose size others decide are bounded in every answer (docs/timelines.md#bounded-lists), and paged by `before_id`
 // with timelines' rules (newest first, 404 NOTHING_LEFT past the end) where the whole is needed:
 // a list shows at most 100 assignees with `assignee_count`, GET /lists/{id}/assignees pages them
 // 100 a page; GET /follow_requests pages 100 requesters (it had cut at 1,000 with no way to the

@@ -1,4 +1,4 @@
-// Captcha providers verified through their siteverify request (CONTRACT 1), here answered by a
+// Captcha providers verified through their siteverify request (docs/running.md#captcha), here answered by a
 // local HTTP endpoint that speaks the same protocol (CAPTCHA_VERIFY_URL).
 import http from "node:http";
 import type { AddressInfo } from "node:net";

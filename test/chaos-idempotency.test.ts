@@ -1,4 +1,4 @@
-// Faults (issue 26.2): a server SIGKILLed while it runs a request with an Idempotency-Key. The
+// Faults (docs/faults.md#killed): a server SIGKILLed while it runs a request with an Idempotency-Key. The
 // note's write is held mid-request (the test holds the lock on the author's row it waits for),
 // the server is killed, a second server starts on the same database, and the retry with the same
 // key gets an answer (a fresh attempt once the dead instance's lease expired), not 503 after

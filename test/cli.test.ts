@@ -1,4 +1,4 @@
-// The operator CLI (CONTRACT 1): role and announce, against a test database.
+// The operator CLI (docs/running.md#cli): role and announce, against a test database.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";

@@ -1,4 +1,4 @@
-// The drive over REST (spec 4.5 and 2.8, CONTRACT 7): uploads of real bytes with their type read
+// The drive over REST (docs/drive.md): uploads of real bytes with their type read
 // from the bytes, thumbnails and blurhash, every error code, the 100 MiB limit with nothing left
 // behind, owner-only metadata at / and /v0, and file serving with Range, ETag and safe headers.
 import fs from "node:fs";

@@ -1,4 +1,4 @@
-// Three Murmur processes as a fleet (issue 17, CONTRACT 11), as an operator runs them: one
+// Three Murmur processes as a fleet (docs/fleet.md#instances), as an operator runs them: one
 // PostgreSQL with a streaming read replica, one Redis, one S3 bucket (s3rver), one token key,
 // each instance its own DATA_DIR and no WORKER_ID. Each step of a scenario goes to another
 // instance: register on A, verify on B, log in on C; upload on A, download on B and C; react on B,

@@ -1,4 +1,4 @@
-// Who follows an account, and whom it follows (CONTRACT 13): account summaries, newest follow
+// Who follows an account, and whom it follows (docs/accounts.md#followers): account summaries, newest follow
 // first, 40 a page, before_id with the timelines' rules; a locked account's lists only for itself
 // and its followers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// GraphQL subscriptions (CONTRACT 12, issue 18) with real clients, across server processes on one
+// GraphQL subscriptions (docs/live.md#subscriptions) with real clients, across server processes on one
 // database: graphql-sse (GraphQL over SSE, yoga's), an EventSource's GET, and graphql-ws
 // (graphql-transport-ws over WebSocket). Each subscription is read on A while everything is
 // written through B. C, with a small MAX_IN_FLIGHT, is shut down at the end.

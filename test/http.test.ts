@@ -1,4 +1,4 @@
-// The HTTP edge (CONTRACT 2): paths at / and /v0 with or without a trailing slash, and bad
+// The HTTP edge (docs/http.md#paths): paths at / and /v0 with or without a trailing slash, and bad
 // input always answered with the documented {"error": CODE}, never a 500.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routes } from "../src/rest/routes.ts";
@@ -61,7 +61,7 @@ describe("bad input", () => {
         headers: { "content-type": "application/json" },
       });
       expect(answer.status, payload).toBe(400);
-      // The body is exactly the code (CONTRACT 2); X-Error-Detail (extension, README: Errors) says
+      // The body is exactly the code (docs/http.md#errors); X-Error-Detail (extension, README: Errors) says
       // what was wrong.
       expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
       expect(answer.headers["x-error-detail"]).toBe("the body is not valid JSON");

@@ -1,5 +1,5 @@
-// Concurrency invariants under 50 parallel clients (issue 9; spec 3.3, 3.4, 3.5, 4.1, 4.3, 4.4;
-// CONTRACT 4, 5, 6): one reaction per account per note, unique names and e-mails, one follow per
+// Concurrency invariants under 50 parallel clients (docs/notes.md#reactions,
+// docs/accounts.md#follows, docs/timelines.md#lists): one reaction per account per note, unique names and e-mails, one follow per
 // pair, list membership at most once, one bookmark per account per note, and counters equal to
 // the rows they count. Each burst is fired with Promise.all; the database is then read directly.
 
@@ -215,7 +215,7 @@ const unfollow = (who: TestAccount, target: TestAccount) =>
 
 const noteOf = async (who: TestAccount, content: string) => (await act.post(server, who, { content })).id;
 
-/** The counts of the public view (spec 2.2). */
+/** The counts of the public view (docs/accounts.md#shapes). */
 async function publicCounts(who: TestAccount) {
   const answer = await server.request("GET", `/accounts/${who.name}`);
   expect(answer.status).toBe(200);
@@ -242,7 +242,7 @@ async function rowsOf(accounts: TestAccount[]): Promise<Counts[]> {
   return rows;
 }
 
-/** The public view (spec 2.2) shows exactly the rows for each of `accounts`. */
+/** The public view (docs/accounts.md#shapes) shows exactly the rows for each of `accounts`. */
 async function expectViewsMatchRows(accounts: TestAccount[]): Promise<void> {
   const [views, rows] = await Promise.all([
     Promise.all(accounts.map(async (a) => ({ name: a.name, ...(await publicCounts(a)) }))),
@@ -686,7 +686,7 @@ describe("counters equal the rows they count (spec 2.2; CONTRACT 5)", () => {
       });
       const { db } = server.services;
       expect(await db.note.count({ where: { id: BigInt(noteId) } })).toBe(0);
-      // Plain renotes went with the note (CONTRACT 5); quotes and replies that were answered stay.
+      // Plain renotes went with the note (docs/notes.md#deletion); quotes and replies that were answered stay.
       const made = (kind: string) =>
         done.filter((d) => d.kind === kind && d.answer.status === 200).map((d) => d.answer.body.id as string);
       const survivors = await db.note.findMany({

@@ -1,4 +1,4 @@
-// Lists over REST (spec 2.9, 4.4, 4.6, 6, 7; CONTRACT 2, 6, 9): create, get, patch, get by
+// Lists over REST (docs/timelines.md#lists): create, get, patch, get by
 // account, assign and remove members, delete; private lists hidden from everyone but the owner;
 // `listed` notifications for new members of public lists; the list's notes, filtered and paged.
 

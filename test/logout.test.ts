@@ -1,4 +1,4 @@
-// Logging out (CONTRACT 13): POST /logout ends one session; DELETE /sessions ends every session
+// Logging out (docs/accounts.md#sessions): POST /logout ends one session; DELETE /sessions ends every session
 // of the caller and refuses every authorization token issued before it, on every instance (two
 // servers on one database here, each with its own cache of callers), while a login right after
 // works. GraphQL's logout and revokeSessions are the same services.

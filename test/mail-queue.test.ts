@@ -1,4 +1,4 @@
-// Mail loses nothing (issue 26): it is queued in the transaction of what causes it and sent after
+// Mail loses nothing (docs/faults.md#mail): it is queued in the transaction of what causes it and sent after
 // the answer by a worker on every instance (src/mail/queue.ts). With SMTP refusing, with an SMTP
 // server that never greets or stalls after DATA, with an outbox folder that cannot be written,
 // the registration answers at once and its mail arrives once the fault is gone; two instances send each mail once,

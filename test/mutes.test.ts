@@ -1,4 +1,4 @@
-// Mutes (CONTRACT 13, issue 20): a muted account's notes leave the muter's feeds (home, both of
+// Mutes (docs/accounts.md#mutes): a muted account's notes leave the muter's feeds (home, both of
 // its strategies, lists, conversations, search, home and list streams) but stay on the global
 // timeline, the account's own timeline and by id; it causes the muter no notifications; nobody
 // else can tell; unmuting restores all of it.

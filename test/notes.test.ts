@@ -1,4 +1,4 @@
-// Notes over REST (spec 2.4-2.7, 3.5, 4.3, 6-8; CONTRACT 2, 4, 5, 7): create, get, renote, reply
+// Notes over REST (docs/notes.md): create, get, renote, reply
 // and delete; every documented code; visibility from each kind of viewer; frozen and silenced
 // authors; attachments read live from the drive; mentions and renote notifications; note counts.
 

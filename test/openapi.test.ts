@@ -129,7 +129,7 @@ describe("openapi.json", () => {
     expect(document.paths["/notes"].post.responses["401"].$ref).toBe(
       "#/components/responses/Error401_ExpiredToken_InvalidToken_Unauthorized_Limited_Mutation",
     );
-    // The body is exactly `{"error"}` (CONTRACT 2); X-Error-Detail (extension) only where
+    // The body is exactly `{"error"}` (docs/http.md#errors); X-Error-Detail (extension) only where
     // INVALID_REQUEST or INVALID_QUERY may be answered.
     const badRequest = answerAt("/search/notes", "get", "400");
     expect(badRequest.content["application/json"].schema.properties.error.enum).toEqual([

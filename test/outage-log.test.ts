@@ -1,4 +1,4 @@
-// Faults (issue 26): what an outage writes to the log. A refusal the server expects (the database
+// Faults (docs/faults.md#database): what an outage writes to the log. A refusal the server expects (the database
 // out of reach: REST's and GraphQL's 503, /readyz's) is said once per cause when it starts and
 // once when it ends, not once per request with a stack trace; GraphQL's errors are logged with
 // their message and stack, not as `{"0":{}}`. The server runs on a PostgreSQL of this file's own,

@@ -1,4 +1,4 @@
-// Faults (issue 9): the database stopped under load. While it is down every request is answered
+// Faults (docs/faults.md#database): the database stopped under load. While it is down every request is answered
 // at once with 503 SERVICE_UNAVAILABLE and Retry-After (never a 500, never a hang); when it comes
 // back on the same address the server recovers by itself, with no restart, and every note it
 // acknowledged with 201 is there. The server runs on a PostgreSQL of this file's own, which the

@@ -1,4 +1,4 @@
-// Overload (CONTRACT 10): past MAX_IN_FLIGHT requests in flight, the server answers 503
+// Overload (docs/protection.md#overload): past MAX_IN_FLIGHT requests in flight, the server answers 503
 // SERVICE_UNAVAILABLE with Retry-After at once, and serves again when the load falls. A GraphQL
 // operation over WebSocket is a request in flight too, until it has run.
 import { PassThrough } from "node:stream";

@@ -1,4 +1,4 @@
-// A forgotten passphrase (CONTRACT 13): POST /accounts/{name}/reset_passphrase always answers 204
+// A forgotten passphrase (docs/accounts.md#passphrase-reset): POST /accounts/{name}/reset_passphrase always answers 204
 // and mails `Reset token: <token>` only when the account exists; POST /accounts/{name}/passphrase
 // sets it once with that token and ends every session. Whether the account exists shows in
 // nothing: the same answer, the same SQL statements; the mail goes through the queue, after it. Rate

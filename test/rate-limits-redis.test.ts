@@ -1,4 +1,4 @@
-// Rate limits shared through Redis (REDIS_URL, issue 9): two instances behind one load balancer
+// Rate limits shared through Redis (REDIS_URL, docs/protection.md#rate-limits): two instances behind one load balancer
 // count together, REST and GraphQL alike, and a Redis out of reach lets requests through rather
 // than failing them.
 // Runs against REDIS_URL, or a redis-server this file starts; skipped, and says so, without one.

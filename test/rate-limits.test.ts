@@ -1,4 +1,4 @@
-// Rate limits (CONTRACT 10), scaled down by RATE_LIMIT_MULTIPLIER=0.04: login 1 per 5 min and
+// Rate limits (docs/protection.md#rate-limits), scaled down by RATE_LIMIT_MULTIPLIER=0.04: login 1 per 5 min and
 // registration 1 per 30 min per IP, unauthenticated 12 per 5 min per IP, authenticated 60 per
 // 5 min per account, uploads 2 per 30 min per account. GraphQL's login, createAccount,
 // requestPassphraseReset and uploadFile count against the same counters as their REST routes,

@@ -1,4 +1,4 @@
-// Bounded reactions (issue 16; CONTRACT 5): wherever a note is returned, at most 20 reactions,
+// Bounded reactions (docs/notes.md#bounded-reactions): wherever a note is returned, at most 20 reactions,
 // the newest, always with the caller's own; reaction_count and reaction_counts over all of
 // them, kept by the database in the reaction's own transaction; GET /notes/{id}/reactions pages
 // every reaction, 100 a page; GraphQL's reactionCount, reactionCounts and reactions connection.

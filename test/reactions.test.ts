@@ -1,4 +1,5 @@
-// Reactions and bookmarks over REST (spec 2.4, 2.6, 3.4, 3.5, 4.3, 6, 7; CONTRACT 4, 5, 6):
+// Reactions and bookmarks over REST (docs/notes.md#reactions,
+// docs/notes.md#bookmarks, docs/notifications.md#types):
 // the emoji rule, one reaction per account per note (also under concurrency), blocks,
 // visibility, the `reacted` notification, idempotent bookmarks and GET /bookmarks paging.
 
@@ -97,7 +98,7 @@ function expectEmpty(answer: Answer, status = 204) {
   expect({ status: answer.status, body: answer.body }).toEqual({ status, body: "" });
 }
 
-/** A full note (spec 2.4): reactions and author present, author a complete summary. */
+/** A full note (docs/notes.md#shape): reactions and author present, author a complete summary. */
 // biome-ignore lint/suspicious/noExplicitAny: a note body from an answer
 function expectFullNote(note: any, id: string, author: TestAccount, content: string) {
   expectShape(FullNoteShape, note);

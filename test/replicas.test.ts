@@ -1,4 +1,4 @@
-// Read replicas (CONTRACT 11, issue 17) against a real streaming replica that applies each
+// Read replicas (docs/fleet.md#read-replicas) against a real streaming replica that applies each
 // transaction DELAY_MS after the primary commits it: a caller's reads of its own writes must
 // never show the delay, through REST or GraphQL, on this instance or another; anonymous reads
 // come from the replica (and so show it); a replica that stops answering sends its reads to the

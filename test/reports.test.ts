@@ -1,4 +1,4 @@
-// Reports (CONTRACT 13, issue 20): an account reports another with a comment and notes of its;
+// Reports (docs/accounts.md#reports): an account reports another with a comment and notes of its;
 // every moderator and admin gets a `reported` notification from the system; moderators list
 // them (open ones by default, newest first, paged) and resolve them; the operator CLI lists them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

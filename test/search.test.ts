@@ -1,4 +1,4 @@
-// Search over REST (spec 4.7; CONTRACT 5, 8): GET /search/notes with the built-in PostgreSQL
+// Search over REST (docs/search.md): GET /search/notes with the built-in PostgreSQL
 // search. Every operator and combinator, precedence, negation, phrases, CJK substrings, LIKE
 // wildcards taken literally, every INVALID_QUERY case, the one visibility rule (followers,
 // direct, frozen authors), newest first, 100 a page, before_id paging, and injection attempts.
@@ -403,7 +403,7 @@ describe("has:media", () => {
       expect.arrayContaining(["content_type", "filename", "id", "nsfw", "url"]),
     );
 
-    // The attachment list is read live from the drive (CONTRACT 7).
+    // The attachment list is read live from the drive (docs/drive.md#attachments).
     expect((await server.request("DELETE", `/drive/${files[0].id}`, { token: alice.token })).status).toBe(204);
     expect(await found("gecko has:media")).toEqual(newestFirst(two, mediaOnly));
     expect(await found("gecko -has:media")).toEqual(newestFirst(one, text));

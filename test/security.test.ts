@@ -1,4 +1,4 @@
-// The security checklist (issue 9) in one place: forged and misused tokens, tokens across a
+// The security checklist in one place (docs/http.md#credentials): forged and misused tokens, tokens across a
 // restart, a frozen account's old token, other accounts' resources by id (REST and GraphQL), path
 // traversal and odd ids under /files/, stored files that cannot run as a page or a script,
 // injection through search and every string input, oversized headers and bodies, slow clients.
@@ -243,8 +243,8 @@ describe("forged and misused tokens", () => {
 // 4. A token from before a restart (also test/sessions.test.ts "TOKEN_SIGNING_KEY")
 
 describe("a token from before a restart", () => {
-  // The choice (CONTRACT 1 and 3): without TOKEN_SIGNING_KEY every start makes a fresh key, so
-  // tokens die with the process (spec 5). An operator who sets the key shares it between
+  // The choice (docs/accounts.md#tokens): without TOKEN_SIGNING_KEY every start makes a fresh key, so
+  // tokens die with the process. An operator who sets the key shares it between
   // instances and across restarts, so tokens signed under it stay good until they expire.
   it("with TOKEN_SIGNING_KEY: the restarted server accepts the old tokens; under another key, or none, 401 INVALID_TOKEN", async () => {
     const key = randomBytes(32).toString("base64");

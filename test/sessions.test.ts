@@ -1,4 +1,5 @@
-// Sessions and credentials (spec 4.2, 5, 7; CONTRACT 2 and 3): login, refresh, the tokens'
+// Sessions and credentials (docs/accounts.md#sessions, docs/accounts.md#tokens,
+// docs/http.md#credentials): login, refresh, the tokens'
 // form and lifetimes, and the 401 family of the Authorization header.
 
 import { randomBytes } from "node:crypto";

@@ -1,5 +1,5 @@
-// The social graph over REST (spec 3.3, 4.1 follow/unfollow, 2.2 counts, 2.11, 6, 7; CONTRACT 2, 4,
-// 5, 9): follows, follow requests to locked accounts, blocks, and the notifications and
+// The social graph over REST (docs/accounts.md#follows, docs/accounts.md#follow-requests,
+// docs/accounts.md#blocks, docs/notifications.md): follows, follow requests to locked accounts, blocks, and the notifications and
 // announcements of GET /notifications.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// What live streams must not tell (CONTRACT 12, issue 27): a list's stream stops showing notes
+// What live streams must not tell (docs/live.md#events): a list's stream stops showing notes
 // once its reader may no longer read the list, and a deleted note's id goes only to the
 // streams that could have shown the note.
 import type { AddressInfo } from "node:net";

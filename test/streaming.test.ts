@@ -1,4 +1,4 @@
-// Live streams (CONTRACT 12, issue 18) across two server processes on one database: every
+// Live streams (docs/live.md#fan-out) across two server processes on one database: every
 // stream is read on A while everything is written through B, so each event crossed instances.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

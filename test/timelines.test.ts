@@ -1,4 +1,4 @@
-// Timelines over REST (spec 2.4, 2.10, 4.6, 7; CONTRACT 2, 4, 5, 6): home, global, an account's
+// Timelines over REST (docs/timelines.md): home, global, an account's
 // timeline and direct conversations. Newest first by id, 20 a page, before_id paging with
 // NOTHING_LEFT while new notes arrive, the has_attachment and no_nsfw filters, every code, blocks,
 // frozen authors, and the one visibility rule on every timeline.

@@ -1,4 +1,4 @@
-// Faults (issue 26.4): a database (DATABASE_URL, someone else's) out of reach for longer than the
+// Faults (docs/faults.md#worker-ids): a database (DATABASE_URL, someone else's) out of reach for longer than the
 // snowflake worker id's lease. The instance keeps running: it mints no id meanwhile (another
 // instance may take its expired id), writes answer 503 and /readyz says why, and once the
 // database answers again it leases a worker id again by itself and writes go through. The

@@ -1,4 +1,4 @@
-// Snowflake worker ids leased from PostgreSQL (issue 17, CONTRACT 11): instances starting at once
+// Snowflake worker ids leased from PostgreSQL (docs/fleet.md#worker-ids): instances starting at once
 // get distinct ids; an id is taken again only once its lease has expired; a lease is renewed
 // while its instance runs, and an instance whose id was taken over stops minting with it and
 // leases another. test/worker-lease-outage.test.ts: a lease that could not be renewed in time.

@@ -1,4 +1,4 @@
-// A PostgreSQL of its own with a real streaming replica, for the read-replica tests (CONTRACT 11).
+// A PostgreSQL of its own with a real streaming replica, for the read-replica tests (docs/fleet.md#read-replicas).
 // The embedded packages ship no pg_basebackup: the primary is migrated, stopped and its data
 // folder copied; the copy starts as a hot standby (standby.signal) streaming from the primary,
 // applying each transaction `delayMs` after its commit, so a read sent to the wrong place shows.

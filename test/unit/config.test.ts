@@ -1,4 +1,4 @@
-// Configuration is validated once; a bad value names its variable (CONTRACT 1).
+// Configuration is validated once; a bad value names its variable (docs/running.md#configuration).
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Passphrase hashes (CONTRACT 4): the stored format is unchanged, and hashing leaves the event
+// Passphrase hashes (docs/accounts.md#passphrases): the stored format is unchanged, and hashing leaves the event
 // loop free while it runs.
 import { pbkdf2 } from "node:crypto";
 import { performance } from "node:perf_hooks";

@@ -1,4 +1,5 @@
-// Account field rules (spec 2.3, 8), lengths in code points (CONTRACT 2).
+// Account field rules (docs/accounts.md#names, docs/accounts.md#field-rules), lengths in code
+// points (docs/http.md#lengths).
 import { describe, expect, it } from "vitest";
 import {
   checkAccountName,
@@ -32,7 +33,7 @@ describe("account name", () => {
     ["a b", "INVALID_ACCOUNT_NAME"],
     ["ä", "INVALID_ACCOUNT_NAME"],
     ["a@b", "INVALID_ACCOUNT_NAME"],
-    // Digits only: a path segment of digits is an account id (CONTRACT 2, 13).
+    // Digits only: a path segment of digits is an account id (docs/http.md#account-paths).
     ["0", "INVALID_ACCOUNT_NAME"],
     ["12345", "INVALID_ACCOUNT_NAME"],
     ["648771800678793216", "INVALID_ACCOUNT_NAME"],
