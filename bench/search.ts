@@ -4,10 +4,10 @@
 import { Meilisearch } from "meilisearch";
 import type { Config } from "../src/config.ts";
 import type { Context } from "../src/domain/context.ts";
+import { indexCandidates } from "../src/domain/search/candidates.ts";
+import { parseSearchQuery } from "../src/domain/search/query.ts";
 import { searchNotes } from "../src/domain/search/service.ts";
-import { indexCandidates } from "../src/search/candidates.ts";
 import { createMeilisearchIndex } from "../src/search/meilisearch.ts";
-import { parseSearchQuery } from "../src/search/query.ts";
 import { rebuildSearchIndex } from "../src/search/rebuild.ts";
 
 export interface QueryFigures {

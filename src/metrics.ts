@@ -199,7 +199,7 @@ export class Metrics {
     this.refusals.inc({ limit });
   }
 
-  /** A search's use of the Meilisearch index (src/search/candidates.ts). */
+  /** A search's use of the Meilisearch index (src/domain/search/candidates.ts). */
   searchIndexQuery(outcome: string): void {
     this.searchIndexQueries.inc({ outcome });
   }

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDb, type Db } from "../src/db/client.ts";
-import { databaseFolding, fold, foldingDisagrees } from "../src/search/fold.ts";
+import { databaseFolding, fold, foldingDisagrees } from "../src/domain/search/fold.ts";
 import { databaseUrl } from "./support/global-setup.ts";
 import { freshDatabase } from "./support/server.ts";
 

@@ -4,10 +4,10 @@
 // rebuild completed, the rebuild's lease, and the notes a rebuild sends again for transactions
 // open when its copy began. (The same with a real Meilisearch: test/search-sync.test.ts.)
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { indexCandidates, indexState, PENDING_MAX } from "../src/domain/search/candidates.ts";
+import { FOLDING_VERSION } from "../src/domain/search/fold.ts";
+import { parseSearchQuery } from "../src/domain/search/query.ts";
 import { createLogger } from "../src/log.ts";
-import { indexCandidates, indexState, PENDING_MAX } from "../src/search/candidates.ts";
-import { FOLDING_VERSION } from "../src/search/fold.ts";
-import { parseSearchQuery } from "../src/search/query.ts";
 import {
   notesByBatch,
   RebuildRunning,

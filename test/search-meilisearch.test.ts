@@ -9,11 +9,11 @@
 import { Meilisearch } from "meilisearch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Services } from "../src/domain/context.ts";
+import { indexCandidates } from "../src/domain/search/candidates.ts";
+import { parseSearchQuery } from "../src/domain/search/query.ts";
 import { searchNotes } from "../src/domain/search/service.ts";
 import { createLogger } from "../src/log.ts";
-import { indexCandidates } from "../src/search/candidates.ts";
 import { createMeilisearchIndex, type SearchIndex } from "../src/search/meilisearch.ts";
-import { parseSearchQuery } from "../src/search/query.ts";
 import { rebuildSearchIndex, searchIndexCompleteness, storedMarker } from "../src/search/rebuild.ts";
 import { startSearchSync } from "../src/search/sync.ts";
 import { SearchWorker } from "../src/search/worker.ts";

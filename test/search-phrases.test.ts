@@ -6,8 +6,8 @@
 // trigram is common but which no note holds is answered from few or no candidates.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileSearch, PHRASE_CANDIDATES, phraseCandidates } from "../src/search/postgres.ts";
-import { parseSearchQuery } from "../src/search/query.ts";
+import { compileSearch, PHRASE_CANDIDATES, phraseCandidates } from "../src/domain/search/postgres.ts";
+import { parseSearchQuery } from "../src/domain/search/query.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 

@@ -5,8 +5,8 @@
 // counts few grams, /readyz stays 200, and murmur_search_index_queries_total says what happened.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Context } from "../src/domain/context.ts";
+import { FOLDING_VERSION } from "../src/domain/search/fold.ts";
 import { searchNotes } from "../src/domain/search/service.ts";
-import { FOLDING_VERSION } from "../src/search/fold.ts";
 import {
   CANDIDATES,
   createMeilisearchIndex,

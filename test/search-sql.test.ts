@@ -5,9 +5,9 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { audienceSql, unfrozenSql, unmuted, unmutedSql, visibleTo } from "../src/domain/notes/visibility.ts";
+import { compileSearch, compileSearchSql } from "../src/domain/search/postgres.ts";
+import type { SearchNode } from "../src/domain/search/query.ts";
 import type { CallerAccount } from "../src/domain/sessions/caller-cache.ts";
-import { compileSearch, compileSearchSql } from "../src/search/postgres.ts";
-import type { SearchNode } from "../src/search/query.ts";
 import { follow, moderate, post } from "./support/actions.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";

@@ -6,9 +6,9 @@
 // the environment), both backends answer the same notes for a table of queries.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { parseSearchQuery, requiredTerms } from "../src/domain/search/query.ts";
 import { searchNotes } from "../src/domain/search/service.ts";
 import { createLogger } from "../src/log.ts";
-import { parseSearchQuery, requiredTerms } from "../src/search/query.ts";
 import { rebuildSearchIndex, storedMarker } from "../src/search/rebuild.ts";
 import { SearchWorker } from "../src/search/worker.ts";
 import { expectError } from "./support/expect.ts";

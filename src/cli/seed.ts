@@ -188,7 +188,7 @@ export async function addNotes(
     for (let done = 0; done < count; done += BATCH) {
       const from = done + 1;
       const to = Math.min(done + BATCH, count);
-      // Recorded for the search index whenever one exists, as every write is (src/search/outbox.ts).
+      // Recorded for the search index whenever one exists, as every write is (src/domain/search/outbox.ts).
       await client.query(
         `WITH added AS (
          INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id, created_at)

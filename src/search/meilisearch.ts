@@ -13,8 +13,8 @@
 import { ConsecutiveBreaker, circuitBreaker, handleWhen, type IDisposable } from "cockatiel";
 import { LRUCache } from "lru-cache";
 import { Meilisearch, MeilisearchApiError, type Settings, type Task } from "meilisearch";
-import { fold } from "./fold.ts";
-import { requiredTerms, type SearchNode } from "./query.ts";
+import { fold } from "../domain/search/fold.ts";
+import { requiredTerms, type SearchNode } from "../domain/search/query.ts";
 
 export const DEFAULT_INDEX = "notes";
 /** Most candidates one search takes from Meilisearch; past it, PostgreSQL answers alone. */

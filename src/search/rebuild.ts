@@ -17,7 +17,7 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import type { Db, Prisma } from "../db/client.ts";
-import { FOLDING_VERSION } from "./fold.ts";
+import { FOLDING_VERSION } from "../domain/search/fold.ts";
 import type { IndexCondition, IndexedNote, Marker, SearchIndex } from "./meilisearch.ts";
 import { upsertChecked } from "./worker.ts";
 

@@ -3,7 +3,7 @@
 // settings read back, and what the completeness marker means.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FOLDING_VERSION } from "../../src/search/fold.ts";
+import { FOLDING_VERSION } from "../../src/domain/search/fold.ts";
 import {
   bySize,
   CANDIDATES,

@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.ts";
-import { parseSearchQuery, printSearchQuery, type SearchNode } from "../../src/search/query.ts";
+import { parseSearchQuery, printSearchQuery, type SearchNode } from "../../src/domain/search/query.ts";
 
 const k = (text: string): SearchNode => ({ kind: "keyword", text });
 

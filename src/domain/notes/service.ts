@@ -2,13 +2,13 @@
 import { foreignKeyViolation, Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
-import { recordSearchChange, searchIndexedSql } from "../../search/outbox.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount, publicColumnsOf } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
 import { type NotificationInput, notifiableSql, notify } from "../notifications/notify.ts";
 import { type NoteReactions, withReactions } from "../reactions/shown.ts";
+import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
 import { isModerator, optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";

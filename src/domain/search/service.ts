@@ -3,9 +3,6 @@
 // candidates: PostgreSQL always applies the exact query and the visibility rule, so both
 // backends return the same notes. Notes by authors the caller muted are left out (CONTRACT 13).
 import { Prisma, queryRows } from "../../db/client.ts";
-import { indexCandidates } from "../../search/candidates.ts";
-import { compileSearchSql, fromNames, phraseCandidates } from "../../search/postgres.ts";
-import { parseSearchQuery } from "../../search/query.ts";
 import { checkStorable, keyOf, localNameOf } from "../accounts/rules.ts";
 import type { Context } from "../context.ts";
 import type { NoteView } from "../notes/service.ts";
@@ -13,6 +10,9 @@ import { audienceSql, unfrozenSql, unmutedSql } from "../notes/visibility.ts";
 import { parseBeforeId } from "../paging.ts";
 import { optionalAccount } from "../sessions/caller.ts";
 import { type NoteLoader, noteViews } from "../timelines/page.ts";
+import { indexCandidates } from "./candidates.ts";
+import { compileSearchSql, fromNames, phraseCandidates } from "./postgres.ts";
+import { parseSearchQuery } from "./query.ts";
 
 export const SEARCH_PAGE = 100;
 

@@ -4,9 +4,9 @@ import { z } from "zod";
 import { MAX_LAG_SECONDS } from "../../db/replicas.ts";
 import type { Services } from "../../domain/context.ts";
 import { DomainError } from "../../domain/errors.ts";
+import { databaseFolding } from "../../domain/search/fold.ts";
 import { RepeatedFailure } from "../../log.ts";
 import { METRICS_CONTENT_TYPE, scrapeMetrics } from "../../metrics.ts";
-import { databaseFolding } from "../../search/fold.ts";
 import { rebuildRunning, searchIndexCompleteness } from "../../search/rebuild.ts";
 import { route } from "../route.ts";
 
@@ -196,7 +196,7 @@ export const healthRoutes = [
     },
     reply: (ready) =>
       "error" in ready
-        ? // Retry-After as every 503 has it (rest/errors.ts).
+        ? // Retry-After as every 503 has it (http/errors.ts).
           { status: 503, body: ready, headers: { "retry-after": "1" } }
         : { status: 200, body: { status: "ready", ...ready } },
   }),

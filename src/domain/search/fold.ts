@@ -13,7 +13,7 @@
 // Changing fold changes every note's grams: bump FOLDING_VERSION, and an instance rebuilds the
 // index at start (the index's generation is then older). 2: the code points of EXCEPTIONS.
 // 3: ς folds to σ and U+0307 to nothing.
-import type { Db } from "../db/client.ts";
+import type { Db } from "../../db/client.ts";
 
 export const FOLDING_VERSION = 3;
 

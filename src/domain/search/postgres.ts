@@ -2,8 +2,8 @@
 // for the page's statement and as the Prisma filter it is held equal to (test/search-sql.test.ts);
 // no SQL is built from user text. Keywords and phrases are case-insensitive substring matches on
 // content or cw_comment (ILIKE, served by the trigram GIN indexes), CJK included.
-import { type Db, Prisma } from "../db/client.ts";
-import { PLAIN_RENOTE, QUOTE } from "../domain/notes/service.ts";
+import { type Db, Prisma } from "../../db/client.ts";
+import { PLAIN_RENOTE, QUOTE } from "../notes/service.ts";
 import { requiredTerms, type SearchNode } from "./query.ts";
 
 /** The `from:` names of a tree, to resolve to account ids in one query. */

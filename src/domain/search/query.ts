@@ -5,7 +5,7 @@
 //   unary   := "-"? primary
 //   primary := "(" or ")" | "\"" phrase "\"" | from:NAME | is:(renote|quote) | has:(link|media) | keyword
 // Every malformed query is INVALID_QUERY.
-import { DomainError } from "../domain/errors.ts";
+import { DomainError } from "../errors.ts";
 
 export type SearchNode =
   | { kind: "or"; items: SearchNode[] }

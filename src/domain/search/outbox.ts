@@ -4,9 +4,9 @@
 // instance without MEILI_URL (a rollout turning Meilisearch on one instance at a time, a CLI
 // run) never writes a note that a complete index then lacks. (PostgreSQL search needs no index
 // of its own: with neither, nothing is written.)
-import { type Prisma, Prisma as sql } from "../db/client.ts";
-import type { Services } from "../domain/context.ts";
-import type { SearchOutboxOp } from "../generated/prisma/client.ts";
+import { type Prisma, Prisma as sql } from "../../db/client.ts";
+import type { SearchOutboxOp } from "../../generated/prisma/client.ts";
+import type { Services } from "../context.ts";
 
 /** Whether changes are recorded for the index, as an SQL condition (read in the change's statement). */
 export function searchIndexedSql(services: Pick<Services, "config">): Prisma.Sql {
