@@ -1,4 +1,4 @@
-// Configuration from the environment (CONTRACT 1), parsed and validated once.
+// Configuration from the environment (docs/running.md#configuration), parsed and validated once.
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import path from "node:path";
@@ -84,7 +84,7 @@ const env = z.object({
   // Given: relative to the current folder, as any path on a command line. Unset: <install>/data.
   DATA_DIR: optionalString.transform((v) => (v === undefined ? path.join(INSTALL_DIR, "data") : path.resolve(v))),
   DATABASE_URL: url(["postgres:", "postgresql:"]),
-  // CONTRACT 11: read replicas, separated by commas.
+  // docs/fleet.md#read-replicas: read replicas, separated by commas.
   DATABASE_REPLICA_URL: urls(["postgres:", "postgresql:"]),
   SMTP_URL: url(["smtp:", "smtps:"]),
   MAIL_FROM: optionalString,
@@ -105,7 +105,7 @@ const env = z.object({
     "must be an index name",
   ),
   STORAGE_DIR: optionalString,
-  // CONTRACT 11: an S3-compatible bucket instead of STORAGE_DIR.
+  // docs/fleet.md#object-storage: an S3-compatible bucket instead of STORAGE_DIR.
   S3_BUCKET: optionalString,
   S3_ENDPOINT: url(["http:", "https:"]),
   S3_REGION: optionalString,
@@ -144,7 +144,7 @@ const env = z.object({
   BCRYPT_COST: integer(4, 15, 11),
   // Extension: requests in flight past which the server answers 503 instead of queueing more.
   MAX_IN_FLIGHT: integer(1, 100_000, 512),
-  // Extension: rows an account deletion removes per transaction (CONTRACT 13).
+  // Extension: rows an account deletion removes per transaction (docs/accounts.md#deletion).
   ACCOUNT_DELETION_BATCH: integer(1, 100_000, 1000),
   // Extension: how long an instance that stopped renewing its lease counts as alive: its
   // unanswered Idempotency-Key claims are free again after it (src/db/instance-lease.ts).
@@ -180,7 +180,7 @@ export interface Config {
   localHost: string;
   dataDir: string;
   databaseUrl?: string;
-  /** Read replicas of databaseUrl (CONTRACT 11); empty: none. */
+  /** Read replicas of databaseUrl (docs/fleet.md#read-replicas); empty: none. */
   databaseReplicaUrls: string[];
   smtpUrl?: string;
   mailFrom: string;
@@ -189,7 +189,7 @@ export interface Config {
   captcha: { provider: CaptchaProvider; secret?: string; verifyUrl?: string };
   meili?: { url: string; key?: string; index?: string };
   storageDir: string;
-  /** An S3-compatible bucket for files, instead of storageDir (CONTRACT 11). */
+  /** An S3-compatible bucket for files, instead of storageDir (docs/fleet.md#object-storage). */
   s3?: {
     bucket: string;
     endpoint?: string;
@@ -210,7 +210,7 @@ export interface Config {
   metricsToken?: string;
   logLevel: string;
   bcryptCost: number;
-  /** The snowflake worker id; undefined: one is leased from the database (CONTRACT 11). */
+  /** The snowflake worker id; undefined: one is leased from the database (docs/fleet.md#worker-ids). */
   workerId?: number;
   maxInFlight: number;
   /** Rows of each kind an account deletion removes per transaction. */

@@ -1,4 +1,4 @@
-// Read replicas (DATABASE_REPLICA_URL, CONTRACT 11): reads that may lag go to a streaming replica,
+// Read replicas (DATABASE_REPLICA_URL, docs/fleet.md#read-replicas): reads that may lag go to a streaming replica,
 // and a caller still sees its own writes at once. After a request that may have written, the
 // primary's WAL position is kept as the caller's (in Redis, so that every instance knows it); a
 // replica serves that caller only once it has replayed past it. Anonymous callers wrote nothing

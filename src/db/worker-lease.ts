@@ -1,4 +1,4 @@
-// Snowflake worker ids leased from PostgreSQL (CONTRACT 11), for instances started without
+// Snowflake worker ids leased from PostgreSQL (docs/fleet.md#worker-ids), for instances started without
 // WORKER_ID: each takes a free id at start, renews its lease while it runs and gives it back at
 // shutdown. An id is taken again only once its lease has expired, the least recently used first.
 // An instance that could not renew before its lease expired (the database out of reach), or

@@ -19,16 +19,16 @@ import type { TokenIssuer } from "./sessions/tokens.ts";
 
 export interface Services {
   config: Config;
-  /** The primary; in a request that only reads, maybe a replica (CONTRACT 11). */
+  /** The primary; in a request that only reads, maybe a replica (docs/fleet.md#read-replicas). */
   db: Db;
   /** Shared with the fleet, when REDIS_URL is set. */
   redis?: Redis;
-  /** This instance's live streams (CONTRACT 12). */
+  /** This instance's live streams (docs/live.md#fan-out). */
   live?: LiveHub;
   /** Read replicas, when DATABASE_REPLICA_URL is set. */
   replicas?: ReadRouting;
   ids: SnowflakeGenerator;
-  /** The lease of the snowflake worker id, when WORKER_ID is unset (CONTRACT 11). */
+  /** The lease of the snowflake worker id, when WORKER_ID is unset (docs/fleet.md#worker-ids). */
   workerLease?: WorkerLease;
   /** This process's lease, which its Idempotency-Key claims name (src/db/instance-lease.ts). */
   instance: InstanceLease;

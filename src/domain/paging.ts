@@ -1,4 +1,4 @@
-// Paging by id (CONTRACT 6): `before_id` must be a snowflake, and a page asked for with
+// Paging by id (docs/timelines.md#paging): `before_id` must be a snowflake, and a page asked for with
 // `before_id` that finds nothing older is NOTHING_LEFT rather than [].
 import { MAX_STORED_ID, parseSnowflake64 } from "../db/snowflake.ts";
 import { DomainError } from "./errors.ts";

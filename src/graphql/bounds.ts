@@ -1,4 +1,4 @@
-// Every GraphQL request is bounded before anything runs (CONTRACT 2): too long a document, more
+// Every GraphQL request is bounded before anything runs (docs/http.md#graphql-bounds): too long a document, more
 // than 20 aliases or root fields, deeper than 10 levels, or costlier than a bound (a list counts
 // by its page size, see the `complexity` of each paged field) is refused with HTTP 400 and
 // `errors`, in the parser or the validator: no resolver runs and the database is not touched.

@@ -49,7 +49,7 @@ export const builder = new SchemaBuilder<{
   complexity: { disabled: true, defaultComplexity: 1, defaultListMultiplier: 20 },
 });
 
-// ISO 8601 UTC with milliseconds (CONTRACT 2), as graphql-scalars writes and reads it.
+// ISO 8601 UTC with milliseconds (docs/http.md#timestamps), as graphql-scalars writes and reads it.
 builder.addScalarType("DateTime", DateTimeResolver, {});
 // A JSON document given whole, as REST gives it (an account's export: its shape is openapi.json's AccountExport).
 builder.addScalarType("JSONObject", JSONObjectResolver, {});
@@ -64,7 +64,7 @@ export async function done(work: Promise<void>): Promise<true> {
 }
 
 /**
- * A mutation counted against a rate-limit group (CONTRACT 10), as a REST route names its
+ * A mutation counted against a rate-limit group (docs/protection.md#rate-limits), as a REST route names its
  * `rateLimit`: every occurrence of the field in a document counts one, against the same counter
  * as the REST route; past the limit its result is DomainError RATE_LIMITED and nothing is done.
  */

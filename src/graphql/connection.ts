@@ -1,4 +1,4 @@
-// Relay-style connections for every paged list (CONTRACT 2): newest first, `first` from 1 to the
+// Relay-style connections for every paged list (docs/http.md#connections): newest first, `first` from 1 to the
 // list's page size, `after` a cursor (the last item's id). A page past the end is empty edges with
 // `hasNextPage: false`; REST's NOTHING_LEFT stays REST's. A connection field returns the
 // connection itself or a DomainError (the errors plugin's `directResult`), so pagination helpers

@@ -1,4 +1,4 @@
-// Idempotency-Key (CONTRACT 10, extension) on REST and GraphQL mutations alike: the first answer for an
+// Idempotency-Key (extension, docs/protection.md#idempotency) on REST and GraphQL mutations alike: the first answer for an
 // (account or IP, key) pair is kept 24 hours; a replay with the same method, path and body gets
 // it back without acting twice; the same key with another method, path or body is 409
 // IDEMPOTENCY_KEY_REUSED. A replay that arrives while the first request runs waits for it.

@@ -1,4 +1,4 @@
-// The bound on requests in flight (CONTRACT 10, MAX_IN_FLIGHT): one count for HTTP requests
+// The bound on requests in flight (docs/protection.md#overload, MAX_IN_FLIGHT): one count for HTTP requests
 // (server.ts's hooks) and GraphQL operations over WebSocket (graphql/mount.ts), which no HTTP
 // hook sees once their socket is open.
 

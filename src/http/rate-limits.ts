@@ -1,4 +1,4 @@
-// Rate limits (CONTRACT 10), like Mastodon's: per IP for unauthenticated requests, login and
+// Rate limits (docs/protection.md#rate-limits), like Mastodon's: per IP for unauthenticated requests, login and
 // registration; per account for authenticated requests and uploads. Every limit is multiplied
 // by RATE_LIMIT_MULTIPLIER; 0 turns them off. Over a limit: 429 RATE_LIMITED with Retry-After;
 // limited responses carry X-RateLimit-Limit, -Remaining and -Reset. Counters live in memory, or
@@ -24,7 +24,7 @@ interface Limit {
   per: "ip" | "caller";
 }
 
-// Passphrase reset requests (issue 20) are in `register`: one allowance for both.
+// Passphrase reset requests are in `register`: one allowance for both.
 const GROUPS: Record<RateLimitGroup, Limit> = {
   login: { max: 25, minutes: 5, per: "ip" },
   register: { max: 5, minutes: 30, per: "ip" },

@@ -1,5 +1,5 @@
 // Outgoing mail through nodemailer: SMTP when SMTP_URL is set, else each message is logged and
-// written as an .eml file under <DATA_DIR>/outbox/ (CONTRACT 1). Only the mail queue
+// written as an .eml file under <DATA_DIR>/outbox/ (docs/running.md#mail). Only the mail queue
 // (src/mail/queue.ts) sends: a failure here is thrown, and the queue retries it.
 import fs from "node:fs/promises";
 import path from "node:path";

@@ -1,4 +1,5 @@
-// Request members with the rules openapi.json states for them (spec 2.3, 4 and 8; CONTRACT 2):
+// Request members with the rules openapi.json states for them (docs/accounts.md#field-rules,
+// docs/notes.md#shape, docs/http.md#lengths):
 // lengths in code points, as JSON Schema counts them. Each rule is the domain's to check, with its
 // own code (too long a content is TOO_MANY_CONTENT, an unknown visibility INVALID_VISIBILITY), so
 // here the rule is only documented (`meta`): a zod check (`.max()`, `.regex()`, `z.enum`) would
@@ -25,10 +26,10 @@ const text = (rule: Rule) => z.string().meta(rule);
 
 const SNOWFLAKE = "^[0-9]{1,20}$";
 
-/** A snowflake id (CONTRACT 3); one of another form is the code of an unknown one (`NOTE_NOT_FOUND`, ...). */
+/** A snowflake id (docs/http.md#ids); one of another form is the code of an unknown one (`NOTE_NOT_FOUND`, ...). */
 export const id = (of: string) => text({ description: `${of} (a snowflake id)`, pattern: SNOWFLAKE });
 
-/** A path segment naming an account (CONTRACT 2). */
+/** A path segment naming an account (docs/http.md#account-paths). */
 export const accountRef = text({
   description: "an account: its id, or its name, plain (`alice`) or qualified (`@alice@host`)",
   minLength: 1,

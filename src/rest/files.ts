@@ -1,4 +1,4 @@
-// How file bytes are answered over HTTP (CONTRACT 7): the stored type, Range (206/416),
+// How file bytes are answered over HTTP (docs/drive.md#file-urls): the stored type, Range (206/416),
 // ETag/Last-Modified with 304, and headers that keep an upload from ever running as a page.
 import contentDisposition from "content-disposition";
 import parseRange from "range-parser";

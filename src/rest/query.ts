@@ -4,7 +4,7 @@ import { z } from "zod";
 /** The OpenAPI schema of each query parameter type below, in place of its text form. */
 export const queryTypes = z.registry<Record<string, unknown>>();
 
-/** `true` or `false`; anything else is 400 INVALID_REQUEST (CONTRACT 6). */
+/** `true` or `false`; anything else is 400 INVALID_REQUEST (docs/timelines.md#paging). */
 export const queryBoolean = z.enum(["true", "false"]).transform((v) => v === "true");
 queryTypes.add(queryBoolean, { type: "boolean" });
 

@@ -1,4 +1,4 @@
-// An account's data for its owner to take away (CONTRACT 13): the profile, then each kind of
+// An account's data for its owner to take away (docs/accounts.md#export): the profile, then each kind of
 // row read page by page in key order, so that a client can be handed an account of 100,000
 // notes as a stream in bounded memory (src/rest/routes/accounts.ts) or as one document (GraphQL).
 // The pages are separate reads, not one snapshot: a row changed while the export runs may show

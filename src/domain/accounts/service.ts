@@ -1,4 +1,4 @@
-// Accounts (spec 4.1, 3.1, 3.2; CONTRACT 4): registration, e-mail verification, the public
+// Accounts (docs/accounts.md): registration, e-mail verification, the public
 // view, updates guarded by an ETag, roles, freezing and silencing.
 import { createHash, randomBytes } from "node:crypto";
 import { type Prisma, uniqueViolation } from "../../db/client.ts";
@@ -34,7 +34,7 @@ export interface RegisterInput {
   captchaToken: string;
 }
 
-/** Registration (CONTRACT 4 order): field rules, then captcha, then uniqueness. */
+/** Registration (docs/accounts.md#registration, in its order): field rules, then captcha, then uniqueness. */
 export async function register(ctx: Context, input: RegisterInput): Promise<Account> {
   checkAccountFields(input);
   await checkCaptcha(ctx, input.captchaToken, ctx.caller.ip);
@@ -266,7 +266,7 @@ export function publicColumnsOf(a: PublicAccount): PublicAccount {
 
 /**
  * The account a path segment names, read by `find`: the id of an account, existing or deleted,
- * else a plain or qualified name (CONTRACT 2 and 13).
+ * else a plain or qualified name (docs/http.md#account-paths).
  */
 async function lookUp<A>(
   services: Services,
@@ -325,7 +325,7 @@ export async function getAccount(ctx: Context, nameOrId: string): Promise<Accoun
   return { account, etag: caller?.id === account.id ? etagOf(account) : undefined };
 }
 
-/** The ETag of an account (CONTRACT 4): MD5 hex of `nickname:email`. */
+/** The ETag of an account (docs/accounts.md#update): MD5 hex of `nickname:email`. */
 export function etagOf(account: Pick<Account, "nickname" | "email">): string {
   return createHash("md5").update(`${account.nickname}:${account.email}`, "utf8").digest("hex");
 }

@@ -1,4 +1,4 @@
-// Instance-wide announcements (spec 2.12), created by operators.
+// Instance-wide announcements (docs/notifications.md#announcements), created by operators.
 import type { Announcement, AnnouncementType } from "../../generated/prisma/client.ts";
 import type { Services } from "../context.ts";
 import { DomainError } from "../errors.ts";

@@ -1,4 +1,4 @@
-// Bookmarks (spec 4.3; CONTRACT 5): idempotent, and paged like a timeline (extension).
+// Bookmarks (docs/notes.md#bookmarks): idempotent, and paged like a timeline (extension).
 import { foreignKeyViolation } from "../../db/client.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
@@ -30,7 +30,7 @@ export async function unbookmark(ctx: Context, noteId: string): Promise<void> {
 
 /**
  * The caller's bookmarked notes it may still see, newest note first, 20 a page. With
- * `beforeId` and nothing older: NOTHING_LEFT (CONTRACT 6).
+ * `beforeId` and nothing older: NOTHING_LEFT (docs/timelines.md#paging).
  */
 /** `limit`: notes per page, at most PAGE + 1 (GraphQL asks one more to know if there is a next page). */
 export async function listBookmarks(ctx: Context, beforeId?: string, limit = PAGE): Promise<NoteView[]> {

@@ -1,4 +1,4 @@
-// What an uploaded file is, read from its bytes (CONTRACT 7): the MIME type by file-type, never
+// What an uploaded file is, read from its bytes (docs/drive.md#uploads): the MIME type by file-type, never
 // the client's word; for images a WebP thumbnail (at most 400 px on its long side) and the
 // blurhash of that thumbnail, made by sharp.
 import fs from "node:fs/promises";

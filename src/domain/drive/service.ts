@@ -1,4 +1,4 @@
-// The drive (spec 4.5, 2.8; CONTRACT 7): uploads streamed to storage, sniffed and processed,
+// The drive (docs/drive.md): uploads streamed to storage, sniffed and processed,
 // owner-only metadata, and the public file content behind each URL.
 import { createHash, randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";

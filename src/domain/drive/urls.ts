@@ -1,4 +1,4 @@
-// Where a drive file is served (CONTRACT 7): `{PUBLIC_URL}/files/<id>`, its thumbnail beside it.
+// Where a drive file is served (docs/drive.md#file-urls): `{PUBLIC_URL}/files/<id>`, its thumbnail beside it.
 import type { Config } from "../../config.ts";
 import { Prisma } from "../../db/client.ts";
 
@@ -16,7 +16,7 @@ export function fileUrlSql(config: Pick<Config, "publicUrl">, id: Prisma.Sql, su
   return Prisma.sql`CASE WHEN ${id} IS NULL THEN '' ELSE ${config.publicUrl} || '/files/' || ${id}::text || ${suffix} END`;
 }
 
-/** A timestamp column as JSON carries it (Date#toISOString, CONTRACT 2), in SQL. */
+/** A timestamp column as JSON carries it (Date#toISOString, docs/http.md#timestamps), in SQL. */
 export function isoTimeSql(column: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }

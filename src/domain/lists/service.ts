@@ -1,4 +1,4 @@
-// Lists (spec 4.4, 2.9; CONTRACT 6): only the owner changes a list or sees a private one;
+// Lists (docs/timelines.md#lists): only the owner changes a list or sees a private one;
 // assigning is all-or-nothing, and new assignees of a public list are notified (`listed`).
 import { orGone, Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
@@ -17,13 +17,14 @@ import { authorsPage, type NoteLoader, noteViews, type TimelineQuery } from "../
 export const MAX_TITLE = 100;
 export const MAX_TARGETS = 30;
 /**
- * Assignees a list shows with itself (issue 16: a list's size is not bounded, its answer is);
+ * Assignees a list shows with itself (docs/timelines.md#bounded-lists: a list's size is not bounded,
+ * its answer is);
  * `assignee_count` says how many it has, and GET /lists/{id}/assignees pages them all.
  */
 export const ASSIGNEES_SHOWN = 100;
 export const ASSIGNEES_PAGE = 100;
 /**
- * Lists GET /lists/accounts/{id} answers at once (issue 16): how many lists an account owns is
+ * Lists GET /lists/accounts/{id} answers at once (docs/timelines.md#bounded-lists): how many lists an account owns is
  * not bounded, and each carries up to ASSIGNEES_SHOWN assignees, so a page of 20 is at most
  * 2,000 of them (about 150 KB); `before_id` (a list id) pages further, newest first.
  */

@@ -1,4 +1,4 @@
-// The live streams of one instance (CONTRACT 12) and the live events' journal that every
+// The live streams of one instance (docs/live.md#fan-out) and the live events' journal that every
 // instance reads in the same order (src/domain/live/journal.ts), whichever instance wrote them:
 // NOTIFY murmur_live only wakes it. Each note read is loaded once, and one statement asks every
 // stream's timeline rule of it at once (the timelines' own rules, a viewer per row), however many

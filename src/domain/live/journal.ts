@@ -1,4 +1,4 @@
-// The live events' journal (CONTRACT 12; migration 20261126150000_live_journal): what streams
+// The live events' journal (docs/live.md#resume; migration 20261126150000_live_journal): what streams
 // show, each event at a position (the writing transaction's xid, then the row's seq) that every
 // instance reads in the same order. Rows are read only below the horizon, the oldest
 // transaction still running: below it every transaction has ended, so once a position is read

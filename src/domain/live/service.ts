@@ -1,4 +1,4 @@
-// Opening a live stream (CONTRACT 12): who may, and what it first sends when resumed. Refusals
+// Opening a live stream (docs/live.md#streams): who may, and what it first sends when resumed. Refusals
 // come here, before the stream, as any operation's errors. Replays are the timelines' own pages
 // of the notes the journal holds between the client's last event and where the stream begins,
 // so a stream shows exactly what its timeline would.

@@ -1,4 +1,4 @@
-// `@name` and `@name@<host>` in note content (CONTRACT 5).
+// `@name` and `@name@<host>` in note content (docs/notes.md#mentions).
 import { keyOf, localNameOf } from "../accounts/rules.ts";
 
 const MENTION = /(?<![\p{L}\p{N}_@.-])@([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?:@([A-Za-z0-9.-]+(?::\d+)?))?/gu;

@@ -1,4 +1,4 @@
-// Reading notifications and announcements (spec 4.8; CONTRACT 9).
+// Reading notifications and announcements (docs/notifications.md#reading).
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Announcement, Notification } from "../../generated/prisma/client.ts";
 import { PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
@@ -19,7 +19,7 @@ export interface NotificationsQuery {
   beforeId?: string;
   /** One notification more than `limit`, to tell whether there is a next page. */
   peek?: boolean;
-  /** Only these, read or not: what a resumed live stream missed (CONTRACT 12), REPLAY_PAGE at most. */
+  /** Only these, read or not: what a resumed live stream missed (docs/live.md#resume), REPLAY_PAGE at most. */
   ids?: bigint[];
 }
 
@@ -29,7 +29,7 @@ export interface AnnouncementView extends Announcement {
 
 export interface NotificationsPage {
   announcements: AnnouncementView[];
-  /** `actor` null: the system caused it (spec 2.11), as for `reported`. */
+  /** `actor` null: the system caused it (docs/notifications.md#shape), as for `reported`. */
   notifications: (Notification & { actor: PublicAccount | null })[];
 }
 

@@ -1,4 +1,4 @@
-// What a reaction may be (CONTRACT 5): exactly one RGI emoji, by the Unicode property of
+// What a reaction may be (docs/notes.md#reactions): exactly one RGI emoji, by the Unicode property of
 // the regex engine (ZWJ sequences, flags, skin tones and keycaps count as one), or
 // `<:alias:id>` of an existing custom emoji.
 import type { Services } from "../context.ts";

@@ -1,4 +1,4 @@
-// Reactions (spec 3.4, 4.3): one per account per note, enforced by the database.
+// Reactions (docs/notes.md#reactions): one per account per note, enforced by the database.
 import { foreignKeyViolation, Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Reaction } from "../../generated/prisma/client.ts";
@@ -50,7 +50,7 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
     if (foreignKeyViolation(err)) throw new DomainError("NOTE_NOT_FOUND"); // deleted meanwhile
     throw err;
   }
-  // Deleted since its token was read: the token is one of a deleted account's (CONTRACT 13).
+  // Deleted since its token was read: the token is one of a deleted account's (docs/accounts.md#deletion).
   if (!outcome.alive) throw new DomainError("INVALID_TOKEN", { credentials: true });
   if (!outcome.visible) throw new DomainError("NOTE_NOT_FOUND");
   if (outcome.blocked) throw new DomainError("YOU_ARE_BLOCKED");
@@ -72,7 +72,7 @@ export async function unreact(ctx: Context, noteId: string): Promise<void> {
 export const REACTIONS_PAGE = 100;
 
 /**
- * GET /notes/{id}/reactions (extension, CONTRACT 5): every reaction of a note the caller may
+ * GET /notes/{id}/reactions (docs/notes.md#reaction-list): every reaction of a note the caller may
  * see, newest first, REACTIONS_PAGE a page, paged by `before_id` as timelines are.
  */
 export async function listReactions(

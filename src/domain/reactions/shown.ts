@@ -1,4 +1,4 @@
-// The reactions a note shows wherever it is returned (CONTRACT 5, bounded for scale): the newest
+// The reactions a note shows wherever it is returned (docs/notes.md#bounded-reactions): the newest
 // REACTIONS_SHOWN, the caller's own however old, and the count by emoji over all of them, read
 // from the counts the reactions' triggers keep (never by counting reactions). A note with
 // 100,000 reactions costs a page what a note with 20 costs.

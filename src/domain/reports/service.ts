@@ -1,6 +1,6 @@
-// Reports (CONTRACT 13): an account reports another to the moderators, with a comment and notes
-// of its as evidence; every moderator and admin hears of it from the system (spec 2.11's
-// `system` actor, a `reported` notification carrying the report's id); moderators list them,
+// Reports (docs/accounts.md#reports): an account reports another to the moderators, with a comment and notes
+// of its as evidence; every moderator and admin hears of it from the system (the
+// `system` actor of docs/notifications.md#shape, a `reported` notification carrying the report's id); moderators list them,
 // newest first, and resolve them.
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Report } from "../../generated/prisma/client.ts";

@@ -1,5 +1,5 @@
 // Resolves the Authorization header to the calling account, and the rules every operation
-// applies to it (CONTRACT 2): missing, unusable or frozen credentials.
+// applies to it (docs/http.md#credentials): missing, unusable or frozen credentials.
 import type { Account } from "../../generated/prisma/client.ts";
 import type { Caller, Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";

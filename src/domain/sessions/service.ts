@@ -1,4 +1,4 @@
-// Sessions (spec 4.2, 5): login, refresh, and revocation of refresh tokens.
+// Sessions (docs/accounts.md#sessions): login, refresh, and revocation of refresh tokens.
 import { CaptchaUnavailableError } from "../../captcha.ts";
 import type { Db } from "../../db/client.ts";
 import { spendPassphraseCheck, verifyPassphrase } from "../accounts/passphrase.ts";

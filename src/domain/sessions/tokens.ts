@@ -1,5 +1,5 @@
-// Authorization and refresh tokens: EdDSA (Ed25519) JWTs signed by jose (CONTRACT 3).
-// Without TOKEN_SIGNING_KEY a fresh key is made per process, so tokens die with it (spec 5).
+// Authorization and refresh tokens: EdDSA (Ed25519) JWTs signed by jose (docs/accounts.md#tokens).
+// Without TOKEN_SIGNING_KEY a fresh key is made per process, so tokens die with it.
 import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from "node:crypto";
 import { errors, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { SERVICE_EPOCH_MS } from "../../db/snowflake.ts";
@@ -110,7 +110,7 @@ export class TokenIssuer {
   }
 }
 
-/** `expires_in` (CONTRACT 3): the token's expiry in whole seconds since the service epoch. */
+/** `expires_in` (docs/accounts.md#tokens): the token's expiry in whole seconds since the service epoch. */
 export function secondsSinceServiceEpoch(at: Date): number {
   return Math.floor((at.getTime() - SERVICE_EPOCH_MS) / 1000);
 }

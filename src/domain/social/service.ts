@@ -1,4 +1,4 @@
-// The social graph (spec 3.3, 4.1; CONTRACT 4): follows, follow requests to locked accounts,
+// The social graph (docs/accounts.md#follows): follows, follow requests to locked accounts,
 // blocks and mutes. Counters on accounts move in the same transaction as the rows they count.
 import { type Prisma, uniqueViolation } from "../../db/client.ts";
 import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
@@ -111,7 +111,7 @@ export async function listFollowRequests(
   );
 }
 
-/** Accounts a page of followers or followings holds (CONTRACT 13). */
+/** Accounts a page of followers or followings holds (docs/accounts.md#followers). */
 export const FOLLOWS_PAGE = 40;
 
 /**
@@ -211,7 +211,7 @@ export async function unblock(ctx: Context, nameOrId: string): Promise<void> {
 }
 
 /**
- * Mutes an account (CONTRACT 13): its notes leave the caller's feeds and it causes the caller no
+ * Mutes an account (docs/accounts.md#mutes): its notes leave the caller's feeds and it causes the caller no
  * notifications (src/domain/notes/visibility.ts unmuted, the one rule). Nothing else changes,
  * and nobody but the caller can tell. Idempotent.
  */

@@ -28,7 +28,7 @@ export interface TimelineQuery {
   limit?: number;
   /**
    * Only these notes, at most REPLAY_PAGE of the newest: what a live stream resumed after it
-   * missed (CONTRACT 12; src/domain/live/journal.ts).
+   * missed (docs/live.md#resume; src/domain/live/journal.ts).
    */
   missed?: bigint[];
 }

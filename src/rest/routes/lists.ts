@@ -1,4 +1,4 @@
-// Routes of lists (spec 4.4, 2.9; CONTRACT 6).
+// Routes of lists (docs/timelines.md#lists).
 import { z } from "zod";
 import * as lists from "../../domain/lists/service.ts";
 import * as field from "../fields.ts";

@@ -1,4 +1,4 @@
-// Routes of notes, reactions and bookmarks (spec 4.3; CONTRACT 5).
+// Routes of notes, reactions and bookmarks (docs/notes.md).
 import { z } from "zod";
 import * as bookmarks from "../../domain/bookmarks/service.ts";
 import * as notes from "../../domain/notes/service.ts";
@@ -142,7 +142,7 @@ export const noteRoutes = [
     readsFrom: "replica",
     summary: `Every reaction of a note, newest first, ${reactions.REACTIONS_PAGE} a page (extension)`,
     tag: "notes",
-    // Public as GET /notes/{id} is, which shows the newest reactions (CONTRACT 5): the note's
+    // Public as GET /notes/{id} is, which shows the newest reactions (docs/notes.md#reaction-list): the note's
     // own visibility decides.
     auth: "public",
     params: noteParams,

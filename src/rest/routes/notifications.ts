@@ -1,4 +1,4 @@
-// Routes of notifications and announcements (spec 4.8; CONTRACT 9).
+// Routes of notifications and announcements (docs/notifications.md#reading).
 import { z } from "zod";
 import * as notifications from "../../domain/notifications/service.ts";
 import { queryBoolean, queryInteger, querySnowflake } from "../query.ts";

@@ -1,4 +1,4 @@
-// Route of search (spec 4.7; CONTRACT 8).
+// Route of search (docs/search.md).
 import { z } from "zod";
 import * as search from "../../domain/search/service.ts";
 import { querySnowflake } from "../query.ts";

@@ -1,4 +1,4 @@
-// Live streams as Server-Sent Events (CONTRACT 12). Refusals come before the stream, as any
+// Live streams as Server-Sent Events (docs/live.md#streams). Refusals come before the stream, as any
 // route's errors; then each event carries what the matching endpoint returns, built by its view.
 import { z } from "zod";
 import type { Context } from "../../domain/context.ts";

@@ -1,4 +1,4 @@
-// Routes of timelines and conversations (spec 4.6; CONTRACT 6).
+// Routes of timelines and conversations (docs/timelines.md#timelines).
 import { z } from "zod";
 import type { Context } from "../../domain/context.ts";
 import type { NoteView } from "../../domain/notes/service.ts";
