@@ -9,12 +9,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Services } from "./domain/context.ts";
 import { mountGraphql } from "./graphql/mount.ts";
 import { registerCors } from "./http/cors.ts";
+import { sendError } from "./http/errors.ts";
 import { InFlight } from "./http/in-flight.ts";
 import { JSON_BODY_LIMIT } from "./http/limits.ts";
 import { registerRateLimits } from "./http/rate-limits.ts";
 import { registerRequestLog, requestIdOf } from "./http/request-log.ts";
 import { registerUnreadBodyDrain } from "./http/unread-body.ts";
-import { sendError } from "./rest/errors.ts";
 import { MethodIndex, mountRoutes } from "./rest/mount.ts";
 import { openApiDocument } from "./rest/openapi.ts";
 import { routes } from "./rest/routes.ts";
@@ -49,7 +49,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
 
   // An empty JSON body reads as no body: "Body: empty object" endpoints take nothing, too.
   // A body that is not UTF-8 is no JSON: read as text, its bytes would become U+FFFD in what is
-  // stored. It is INVALID_REQUEST (a 400 of Fastify's own, src/rest/errors.ts).
+  // stored. It is INVALID_REQUEST (a 400 of Fastify's own, src/http/errors.ts).
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {

@@ -8,7 +8,7 @@ import { INLINE_BATCHES, runDeletions, startDeletionWorker } from "../src/domain
 import type { Context } from "../src/domain/context.ts";
 import { notify } from "../src/domain/notifications/notify.ts";
 import { react } from "../src/domain/reactions/service.ts";
-import { answerFor } from "../src/rest/errors.ts";
+import { answerFor } from "../src/http/errors.ts";
 import * as act from "./support/actions.ts";
 import { account, PASSPHRASE, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";

@@ -35,7 +35,7 @@ export function createDb(databaseUrl: string, accountsWritten: (id?: bigint) => 
     disposeExternalPool: true,
   });
   // A burst of writes queues for a pooled connection rather than failing after Prisma's default
-  // 2 s; past 10 s the request is answered 503 (src/rest/errors.ts).
+  // 2 s; past 10 s the request is answered 503 (src/http/errors.ts).
   const db = retryingTransactions(
     announcingAccountWrites(
       new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 10_000 } }),

@@ -1,5 +1,5 @@
 // The one error type of the domain. Its code is a spec/api.md section 7 code or one of the
-// CONTRACT's; rest/errors.ts gives each its HTTP status.
+// CONTRACT's; http/errors.ts gives each its HTTP status.
 
 export const ERROR_CODES = [
   // spec/api.md section 7

@@ -4,7 +4,7 @@ import { exportAccount } from "../domain/accounts/export.ts";
 import * as accounts from "../domain/accounts/service.ts";
 import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
-import { exportDocument } from "../rest/views/export.ts";
+import { exportDocument } from "../http/views/export.ts";
 import { builder, done, limited } from "./builder.ts";
 import { connectionType } from "./connection.ts";
 

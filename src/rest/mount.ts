@@ -8,10 +8,10 @@ import type { Caller, Context, Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { authenticate, optionalAccount, requireAccount, requireModerator } from "../domain/sessions/caller.ts";
+import { answerFor, errorBody, sendError } from "../http/errors.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import type { RateLimits } from "../http/rate-limits.ts";
 import { logAccount } from "../http/request-log.ts";
-import { answerFor, errorBody, sendError } from "./errors.ts";
 import { inlineJsonSchema } from "./openapi.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 

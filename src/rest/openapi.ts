@@ -3,7 +3,7 @@
 // INVALID_REQUEST, rate limits, idempotency, outages). Test runs hold every real answer to it.
 import { z } from "zod";
 import { DETAILED_CODES, type ErrorCode } from "../domain/errors.ts";
-import { STATUS } from "./errors.ts";
+import { STATUS } from "../http/errors.ts";
 import { queryTypes } from "./query.ts";
 import type { Answer, ResponseHeader, Route } from "./route.ts";
 import { ERROR_DETAIL } from "./views/error.ts";

@@ -4,8 +4,8 @@ import type { z } from "zod";
 import type { Context } from "../domain/context.ts";
 import type { ReceivedUpload } from "../domain/drive/service.ts";
 import type { ErrorCode } from "../domain/errors.ts";
+import type { StatusOverrides } from "../http/errors.ts";
 import type { RateLimitGroup } from "../http/rate-limits.ts";
-import type { StatusOverrides } from "./errors.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 

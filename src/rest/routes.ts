@@ -1,5 +1,5 @@
 // The REST route table: every documented path, the service it calls, and how its output maps
-// to the documented snake_case shape. Errors are mapped by rest/errors.ts.
+// to the documented snake_case shape. Errors are mapped by http/errors.ts.
 import type { Route } from "./route.ts";
 import { accountRoutes } from "./routes/accounts.ts";
 import { driveRoutes } from "./routes/drive.ts";

@@ -8,8 +8,8 @@ export {
   AccountSummaryShape,
   OwnAccountShape,
   PublicAccountShape,
-} from "../../src/rest/views/account.ts";
-export { DriveFileShape } from "../../src/rest/views/drive.ts";
+} from "../../src/http/views/account.ts";
+export { DriveFileShape } from "../../src/http/views/drive.ts";
 export { FullNoteShape, NoteShape } from "../../src/rest/views/note.ts";
 export { AnnouncementShape, NotificationShape } from "../../src/rest/views/notification.ts";
 

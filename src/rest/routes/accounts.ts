@@ -6,8 +6,6 @@ import { type AccountExport, exportAccount } from "../../domain/accounts/export.
 import * as accounts from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
 import * as sessions from "../../domain/sessions/service.ts";
-import * as field from "../fields.ts";
-import { type ResponseHeader, route } from "../route.ts";
 import {
   AccountCreatedShape,
   accountCreatedView,
@@ -17,8 +15,10 @@ import {
   publicAccountView,
   RefreshedShape,
   TokensShape,
-} from "../views/account.ts";
-import { AccountExportShape, exportChunks } from "../views/export.ts";
+} from "../../http/views/account.ts";
+import { AccountExportShape, exportChunks } from "../../http/views/export.ts";
+import * as field from "../fields.ts";
+import { type ResponseHeader, route } from "../route.ts";
 
 const accountParams = z.object({ account_name: field.accountRef });
 const emptyBody = z.unknown();

@@ -1,11 +1,11 @@
 // Routes of the drive (spec 4.5) and of the file URLs it hands out (CONTRACT 7).
 import { z } from "zod";
 import * as drive from "../../domain/drive/service.ts";
+import { DriveFileShape, driveFileView } from "../../http/views/drive.ts";
 import * as field from "../fields.ts";
 import { fileReply } from "../files.ts";
 import { querySnowflake } from "../query.ts";
 import { type MultipartBody, type ResponseHeader, route } from "../route.ts";
-import { DriveFileShape, driveFileView } from "../views/drive.ts";
 import { errorShape } from "../views/error.ts";
 
 const fileParams = z.object({ file_id: field.id("the drive file") });

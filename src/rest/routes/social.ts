@@ -2,10 +2,10 @@
 // (CONTRACT 13).
 import { z } from "zod";
 import * as social from "../../domain/social/service.ts";
+import { AccountSummaryShape, accountSummaryView, FollowResultShape } from "../../http/views/account.ts";
 import * as field from "../fields.ts";
 import { querySnowflake } from "../query.ts";
 import { route } from "../route.ts";
-import { AccountSummaryShape, accountSummaryView, FollowResultShape } from "../views/account.ts";
 
 const accountParams = z.object({ account_name: field.accountRef });
 const emptyBody = z.unknown();

@@ -1,7 +1,7 @@
 // The documented error answer (spec 7; CONTRACT 2): exactly `{"error": CODE}`.
 import { z } from "zod";
 import { ERROR_CODES, type ErrorCode } from "../../domain/errors.ts";
-import { named } from "./wire.ts";
+import { named } from "../../http/views/wire.ts";
 
 /** The X-Error-Detail header (extension), as documented. */
 export const ERROR_DETAIL = {

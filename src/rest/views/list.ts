@@ -4,7 +4,7 @@ import { qualifiedNameOf } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
 import * as lists from "../../domain/lists/service.ts";
 import type { List } from "../../generated/prisma/client.ts";
-import { named, Snowflake } from "./wire.ts";
+import { named, Snowflake } from "../../http/views/wire.ts";
 
 const listFields = { id: Snowflake, title: z.string(), public: z.boolean() };
 

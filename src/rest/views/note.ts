@@ -7,7 +7,7 @@ import { fileUrl } from "../../domain/drive/urls.ts";
 import type { NoteView } from "../../domain/notes/service.ts";
 import { REACTIONS_SHOWN, reactionTotal, shownReactions } from "../../domain/reactions/shown.ts";
 import type { DriveFile, Reaction } from "../../generated/prisma/client.ts";
-import { named, Snowflake, Timestamp, Url } from "./wire.ts";
+import { named, Snowflake, Timestamp, Url } from "../../http/views/wire.ts";
 
 export const AttachmentShape = named(
   "Attachment",

@@ -7,8 +7,8 @@ import { fileUrl } from "../../domain/drive/urls.ts";
 import type * as notifications from "../../domain/notifications/service.ts";
 import type * as timelines from "../../domain/timelines/service.ts";
 import { NotificationType } from "../../generated/prisma/enums.ts";
-import { AccountSummaryShape, accountSummaryView } from "./account.ts";
-import { named, Snowflake, Timestamp, Url } from "./wire.ts";
+import { AccountSummaryShape, accountSummaryView } from "../../http/views/account.ts";
+import { named, Snowflake, Timestamp, Url } from "../../http/views/wire.ts";
 
 export const ActorShape = named(
   "Actor",

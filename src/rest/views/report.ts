@@ -2,8 +2,8 @@
 import { z } from "zod";
 import type { Context } from "../../domain/context.ts";
 import type { ReportView } from "../../domain/reports/service.ts";
-import { AccountSummaryShape, accountSummaryView } from "./account.ts";
-import { named, Snowflake, Timestamp } from "./wire.ts";
+import { AccountSummaryShape, accountSummaryView } from "../../http/views/account.ts";
+import { named, Snowflake, Timestamp } from "../../http/views/wire.ts";
 
 export const ReportCreatedShape = named(
   "ReportCreated",

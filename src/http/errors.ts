@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { asDomainError } from "../db/client.ts";
 import { clientDetail, DomainError, type ErrorCode } from "../domain/errors.ts";
-import { logFailure } from "../http/request-log.ts";
+import { logFailure } from "./request-log.ts";
 
 export const STATUS: Record<ErrorCode, number> = {
   INVALID_ACCOUNT_NAME: 400,
