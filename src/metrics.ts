@@ -70,7 +70,8 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(services: Pick<Services, "db" | "live" | "log">) {
+  /** `liveStreams`: how many are open now, read at each scrape (the hub is built after the metrics). */
+  constructor(services: Pick<Services, "db" | "log"> & { liveStreams: () => number }) {
     const db: Db = services.db;
     collectDefaultMetrics({ register: this.registry });
     const pool = (name: string, help: string, read: (use: NonNullable<ReturnType<typeof poolUse>>) => number) =>
@@ -91,7 +92,7 @@ export class Metrics {
       help: "Live streams (SSE, GraphQL subscriptions) open on this instance",
       registers: [this.registry],
       collect() {
-        this.set(services.live?.open ?? 0);
+        this.set(services.liveStreams());
       },
     });
     // One query for both, at scrape time; a database out of reach leaves them out of the scrape.

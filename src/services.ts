@@ -32,6 +32,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   const redis = config.redisUrl ? (await import("./redis.ts")).createRedis(config.redisUrl, log) : undefined;
   const workerLease =
     config.workerId === undefined ? await leaseWorkerId(db, log, config.workerLeaseSeconds) : undefined;
+  const metrics = new Metrics({ db, log, liveStreams: () => services.live?.open ?? 0 });
   const services: Services = {
     config,
     db,
@@ -54,16 +55,15 @@ export async function createServices(config: Config, databaseUrl: string, log: L
       }),
       log,
       retryMs: config.mailRetryMs,
-      metrics: () => services.metrics,
+      metrics: () => metrics,
     }),
     captcha: createCaptchaVerifier(config.captcha),
     storage: await createStorage(config),
     search: config.meili ? createMeilisearchIndex(config.meili) : undefined,
     log,
-    metrics: undefined as unknown as Metrics,
+    metrics,
   };
   services.live = new LiveHub(services, databaseUrl);
-  services.metrics = new Metrics(services);
   return services;
 }
 
