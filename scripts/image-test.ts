@@ -1,6 +1,6 @@
 // `npm run test:image`: builds the image (Dockerfile) and runs it as docker-compose.yml does, on
 // a PostgreSQL of its own: it serves /healthz and /readyz, takes a registration, and SIGTERM ends
-// it, cleanly, within docker stop's grace period. Run by .ci/run after `npm test` (a cold build
+// it, cleanly, within docker stop's grace period; without DATABASE_URL it stops with one line. Run by .ci/run after `npm test` (a cold build
 // takes a minute or two, too long for the suite); without a Docker engine it says so in one line
 // and succeeds. Builds and containers use the host's network (`--network host`): the engine
 // .ci/docker-local.sh starts has no bridge.
@@ -91,6 +91,18 @@ async function main(): Promise<void> {
   const version = lines.pop();
   if (lines.length > 0) fail(`the image carries ${lines.join(", ")}`);
   if (!version?.startsWith("v24.")) fail(`the image runs Node ${version}, not 24`);
+
+  // Without DATABASE_URL it would need the embedded PostgreSQL the image leaves out: one line.
+  const bare = spawnSync(
+    "docker",
+    ["run", "--rm", "--network", "host", "-e", `PORT=${await freePort()}`, "-e", "CAPTCHA_PROVIDER=dev", image],
+    { encoding: "utf8", timeout: 60_000 },
+  );
+  const said = bare.stderr.trim().split("\n");
+  if (bare.status !== 1 || said.length !== 1 || !said[0].includes("set DATABASE_URL")) {
+    fail(`without DATABASE_URL: exit code ${bare.status}, stderr:\n${bare.stderr}`);
+  }
+  console.log(`without DATABASE_URL it stops: ${said[0]}`);
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-image-test-"));
   fs.chmodSync(dir, 0o755);

@@ -3,7 +3,7 @@
 // stop the embedded PostgreSQL.
 import { ConfigError, checkConfig, loadConfig } from "./config.ts";
 import { startDatabase } from "./db/database.ts";
-import { DataFolderInUse } from "./db/embedded-postgres.ts";
+import { DataFolderInUse, NoEmbeddedPostgres } from "./db/embedded-postgres.ts";
 import { startDeletionWorker } from "./domain/accounts/deletion.ts";
 import { startIdempotencySweep } from "./http/idempotency.ts";
 import { createLogger } from "./log.ts";
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
       },
     });
   } catch (err) {
-    if (err instanceof DataFolderInUse) {
+    if (err instanceof DataFolderInUse || err instanceof NoEmbeddedPostgres) {
       console.error(err.message);
       process.exit(1);
     }

@@ -57,6 +57,13 @@ export class DataFolderInUse extends Error {
   }
 }
 
+/** No binaries for this platform, or none installed (the image leaves them out): one line. */
+export class NoEmbeddedPostgres extends Error {
+  constructor(pkg: string) {
+    super(`no embedded PostgreSQL for ${os.platform()}-${os.arch()} (${pkg} is not installed): set DATABASE_URL`);
+  }
+}
+
 // A standby (hot_standby) says "read-only connections".
 const READY = /database system is ready to accept (read-only )?connections/;
 const START_TIMEOUT_MS = 60_000;
@@ -211,7 +218,7 @@ async function loadBinaries(): Promise<Binaries> {
   try {
     return (await import(pkg)) as Binaries;
   } catch {
-    throw new Error(`no embedded PostgreSQL for ${os.platform()}-${os.arch()} (${pkg}); set DATABASE_URL`);
+    throw new NoEmbeddedPostgres(pkg);
   }
 }
 
