@@ -64,7 +64,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   registerRequestLog(app, services);
   registerUnreadBodyDrain(app);
 
-  // Overload (CONTRACT 10): past a bound on requests in flight, answer at once with 503 and
+  // Overload (docs/protection.md#overload): past a bound on requests in flight, answer at once with 503 and
   // Retry-After rather than queue work the server cannot finish in time.
   const inFlight = new InFlight(services.config.maxInFlight);
   app.addHook("onRequest", async (request, reply) => {

@@ -1,4 +1,4 @@
-// Account deletion (CONTRACT 13): DELETE /accounts/{name} by the owner with its passphrase or by
+// Account deletion (docs/accounts.md#deletion): DELETE /accounts/{name} by the owner with its passphrase or by
 // an admin; everything of the account goes, counters of others stay exact, the name stays
 // reserved, old tokens are INVALID_TOKEN and the account ACCOUNT_NOT_FOUND; a big account is
 // removed in batches by a leased job that another run finishes when one stops midway.

@@ -1,4 +1,4 @@
-// Case folding for the Meilisearch index (issue 15, point 1; issue 28, point 9), against real
+// Case folding for the Meilisearch index (docs/search.md#backends), against real
 // PostgreSQL databases: whenever PostgreSQL says `c ILIKE '%' || q || '%'`, fold(q) is a substring
 // of fold(c), so every bigram of the query is one of the note's and Meilisearch's candidates hold
 // every match; under the builtin C.UTF-8 locale the tests run on, under PG_UNICODE_FAST and ICU

@@ -1,4 +1,4 @@
-// What search keeps of Meilisearch in PostgreSQL (issue 15), against the real PostgreSQL and a
+// What search keeps of Meilisearch in PostgreSQL (docs/search.md#backends), against the real PostgreSQL and a
 // real Meilisearch client meeting an outage (nothing listens on port 9): the outbox joined to
 // the index's hits, the completeness marker that keeps an index out of searches until a
 // rebuild completed, the rebuild's lease, and the notes a rebuild sends again for transactions

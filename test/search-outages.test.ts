@@ -1,4 +1,4 @@
-// Issue 28, the write side, on the real PostgreSQL with an HTTP server answering as Meilisearch
+// Search's faults (docs/faults.md#search), the write side, on the real PostgreSQL with an HTTP server answering as Meilisearch
 // 1.18 does (test/support/meili-http.ts: it keeps documents as sent and fails as Meilisearch
 // fails, and never searches): outages set nothing aside (1), deleted notes stay deleted with
 // several workers (3) and across a rebuild (4), a rebuild that stops after its swap is repaired

@@ -1,4 +1,4 @@
-// Phrase candidates (issue 16): a search with a phrase of several words is narrowed by the phrase
+// Phrase candidates (docs/search.md#matching): a search with a phrase of several words is narrowed by the phrase
 // indexes first (whose trigrams span words), and the notes found are exactly those the plain
 // filter finds (tested equal against the
 // Prisma form alone, on texts made to trip it: letter case, repeated and odd spaces, LIKE's

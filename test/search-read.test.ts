@@ -1,5 +1,5 @@
-// Searches with Meilisearch that fails, hangs or answers what cannot be trusted (issue 28, points
-// 2, 7, 10 and 11), against the real PostgreSQL and an HTTP server answering as Meilisearch 1.18
+// Searches with Meilisearch that fails, hangs or answers what cannot be trusted
+// (docs/faults.md#search), against the real PostgreSQL and an HTTP server answering as Meilisearch 1.18
 // answers (test/support/meilisearch-answers.ts): the notes a search finds are always PostgreSQL's,
 // a Meilisearch that hangs stops being asked, a capped or merged answer is not used, a long query
 // counts few grams, /readyz stays 200, and murmur_search_index_queries_total says what happened.

@@ -1,4 +1,4 @@
-// Keeping Meilisearch in sync (issues 7, 15; CONTRACT 1, 8): every note create and delete
+// Keeping Meilisearch in sync (docs/search.md#backends): every note create and delete
 // writes a search_outbox row in the transaction of the change (the index holds notes' text
 // only: freezing an author or deleting a file changes nothing in it); SearchWorker drains the rows, and a
 // Meilisearch outage only delays them (retries with backoff) while search goes on, served by

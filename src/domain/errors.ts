@@ -57,7 +57,7 @@ export const ERROR_CODES = [
   "SERVICE_UNAVAILABLE",
   "UNAUTHORIZED",
   "IDEMPOTENCY_KEY_REUSED",
-  // CONTRACT 13
+  // docs/accounts.md#reports
   "REPORT_NOT_FOUND",
 ] as const;
 

@@ -1,4 +1,4 @@
-// The one map from error code to HTTP status (spec 7 and CONTRACT 2), and how any thrown
+// The one map from error code to HTTP status (docs/http.md#error-codes), and how any thrown
 // error becomes the documented `{"error": CODE}` answer.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { asDomainError } from "../db/client.ts";
@@ -113,7 +113,7 @@ const FASTIFY_DETAIL: Record<string, string> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: "the body's length is not its Content-Length",
 };
 
-/** The answer's body: exactly `{"error": CODE}` (CONTRACT 2). */
+/** The answer's body: exactly `{"error": CODE}` (docs/http.md#errors). */
 export const errorBody = (answer: ErrorAnswer) => ({ error: answer.code });
 
 /**

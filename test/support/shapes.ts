@@ -1,5 +1,5 @@
 // The documented shapes the HTTP tests check answers against: the wire shapes of src/rest/views
-// themselves (spec 2.4 to 2.7, CONTRACT 2), and the formats of ids and timestamps.
+// themselves (docs/notes.md#shape, docs/http.md#errors), and the formats of ids and timestamps.
 import { expect } from "vitest";
 import type { z } from "zod";
 

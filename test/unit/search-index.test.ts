@@ -1,4 +1,4 @@
-// The parts of the Meilisearch path that need no server (issue 15): request splitting by size,
+// The parts of the Meilisearch path that need no server (docs/search.md#backends): request splitting by size,
 // finding the refused rows of a batch, choosing the query's words, the supported versions, the
 // settings read back, and what the completeness marker means.
 import fc from "fast-check";

@@ -1,4 +1,4 @@
-// The search language (CONTRACT 8): table-driven cases and generated ones.
+// The search language (docs/search.md#grammar): table-driven cases and generated ones.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.ts";

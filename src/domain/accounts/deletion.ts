@@ -1,4 +1,4 @@
-// Account deletion (CONTRACT 13). The account becomes unusable in one short transaction: marked
+// Account deletion (docs/accounts.md#deletion). The account becomes unusable in one short transaction: marked
 // deleted and frozen (so the one visibility rule hides its notes from every timeline, search
 // and stream at once), emptied of its personal data, its sessions ended, its notes queued for
 // removal from Meilisearch. The row stays as a tombstone that keeps the name reserved. The rest

@@ -1,4 +1,4 @@
-// The search language (CONTRACT 8), pure: parse a query into a tree, print a tree back.
+// The search language (docs/search.md#grammar), pure: parse a query into a tree, print a tree back.
 //   query   := or
 //   or      := and ("OR" and)*
 //   and     := unary (" " unary)*

@@ -1,4 +1,4 @@
-// The documented account shapes (spec 2.1, 2.2, 4.2; CONTRACT 4) and their views.
+// The documented account shapes (docs/accounts.md#shapes) and their views.
 import { z } from "zod";
 import { type PublicAccount, qualifiedNameOf } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";

@@ -1,4 +1,4 @@
-// The documented drive file (spec 2.8) and its view.
+// The documented drive file (docs/drive.md#shape) and its view.
 import { z } from "zod";
 import type { Context } from "../../domain/context.ts";
 import { fileUrl, thumbnailUrl } from "../../domain/drive/urls.ts";

@@ -1,4 +1,4 @@
-// The documented export of an account (CONTRACT 13) and its view: written as a stream, one
+// The documented export of an account (docs/accounts.md#export) and its view: written as a stream, one
 // page of rows at a time (REST), or built whole (GraphQL's exportAccount).
 import { z } from "zod";
 import type {

@@ -8,9 +8,9 @@ export function named<T extends z.ZodType>(id: string, description: string, sche
   return schema.meta({ id, description });
 }
 
-/** A snowflake id as its decimal string (CONTRACT 3). */
+/** A snowflake id as its decimal string (docs/http.md#ids). */
 export const Snowflake = z.string().regex(/^[0-9]{1,20}$/);
-/** ISO 8601 UTC with milliseconds (CONTRACT 2). */
+/** ISO 8601 UTC with milliseconds (docs/http.md#timestamps). */
 export const Timestamp = z.iso.datetime({ precision: 3 });
 /** A URL, or "" where none is set (an unset avatar or header). */
 export const Url = z.string();

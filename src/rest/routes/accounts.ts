@@ -1,4 +1,4 @@
-// Routes of accounts and sessions (spec 4.1, 4.2).
+// Routes of accounts and sessions (docs/accounts.md).
 import type { ServerResponse } from "node:http";
 import { z } from "zod";
 import * as deletion from "../../domain/accounts/deletion.ts";

@@ -1,4 +1,5 @@
-// Routes of the drive (spec 4.5) and of the file URLs it hands out (CONTRACT 7).
+// Routes of the drive (docs/drive.md#uploads) and of the file URLs it hands out
+// (docs/drive.md#file-urls).
 import { z } from "zod";
 import * as drive from "../../domain/drive/service.ts";
 import { DriveFileShape, driveFileView } from "../../http/views/drive.ts";

@@ -1,4 +1,4 @@
-// Health (CONTRACT 1): whether the process serves, and whether what it needs answers. With
+// Health (docs/running.md#health): whether the process serves, and whether what it needs answers. With
 // Meilisearch, readiness also says whether the index narrows searches, and what to do when not.
 import { z } from "zod";
 import { MAX_LAG_SECONDS } from "../../db/replicas.ts";

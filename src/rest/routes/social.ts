@@ -1,5 +1,5 @@
-// Routes of the social graph: follow (spec 4.1), follow requests and blocks (CONTRACT 4), mutes
-// (CONTRACT 13).
+// Routes of the social graph: follow (docs/accounts.md#follows), follow requests and
+// blocks (docs/accounts.md#blocks), mutes (docs/accounts.md#mutes).
 import { z } from "zod";
 import * as social from "../../domain/social/service.ts";
 import { AccountSummaryShape, accountSummaryView, FollowResultShape } from "../../http/views/account.ts";

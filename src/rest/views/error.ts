@@ -1,4 +1,4 @@
-// The documented error answer (spec 7; CONTRACT 2): exactly `{"error": CODE}`.
+// The documented error answer (docs/http.md#errors): exactly `{"error": CODE}`.
 import { z } from "zod";
 import { ERROR_CODES, type ErrorCode } from "../../domain/errors.ts";
 import { named } from "../../http/views/wire.ts";

@@ -1,4 +1,4 @@
-// The documented list (spec 2.9) and its view.
+// The documented list (docs/timelines.md#lists) and its view.
 import { z } from "zod";
 import { qualifiedNameOf } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";

@@ -1,4 +1,4 @@
-// The documented note and its parts (spec 2.4 to 2.7), written once for every route that
+// The documented note and its parts (docs/notes.md#shape), written once for every route that
 // returns notes.
 import { z } from "zod";
 import { type PublicAccount, qualifiedNameOf } from "../../domain/accounts/service.ts";

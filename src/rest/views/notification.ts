@@ -1,5 +1,5 @@
-// The documented notification, announcement (spec 2.11, 2.12; CONTRACT 6 `listed`) and
-// conversation entry (spec 2.10), and their views.
+// The documented notification and announcement (docs/notifications.md#shape) and conversation
+// entry (docs/timelines.md#conversations), and their views.
 import { z } from "zod";
 import { qualifiedNameOf } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";

@@ -1,4 +1,4 @@
-// The report (CONTRACT 13) as moderators read it, and what its creation answers.
+// The report (docs/accounts.md#reports) as moderators read it, and what its creation answers.
 import { z } from "zod";
 import type { Context } from "../../domain/context.ts";
 import type { ReportView } from "../../domain/reports/service.ts";
