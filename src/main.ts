@@ -65,7 +65,8 @@ async function main(): Promise<void> {
   // With Meilisearch: its settings, its rebuild when needed, and the outbox worker (in this process).
   const searchSync: SearchSync | undefined =
     services.search && startSearchSync(services.db, services.search, log, services.metrics);
-  // Account deletions left unfinished, by a request or by an instance that stopped (docs/accounts.md#deletion).
+  // Account deletions left unfinished, by a request or by an instance that stopped
+  // (docs/accounts.md#deletion).
   const deletions = startDeletionWorker(services);
   const idempotencySweep = startIdempotencySweep(services);
   // Queued mail, sent by every instance of a fleet (stopped by closeServices).
