@@ -82,7 +82,7 @@ describe("parse", () => {
     ["from: cat", "from: with no name"],
     ["cat (dog", "unbalanced"],
   ])("refuses %j (%s) with INVALID_QUERY", (query) => {
-    expect(() => parseSearchQuery(query)).toThrow(new DomainError("INVALID_QUERY"));
+    expect(() => parseSearchQuery(query)).toThrow(expect.objectContaining({ code: "INVALID_QUERY" }));
   });
 
   it("takes 512 characters and counts code points", () => {
