@@ -1,9 +1,9 @@
-// Streams that drop and resume under concurrent writers (docs/live.md#resume): 200 global streams on two
-// servers of one database while 8 writers post about 100 notes/s for 10 s, and every 100 ms ten
-// streams are cut abruptly and resume on the other server with Last-Event-ID. Each stream must
+// Streams that drop and resume under concurrent writers (docs/live.md#resume): 200 global streams
+// on two servers of one database while 8 writers post about 100 notes/s for 10 s, and every 100 ms
+// ten streams are cut abruptly and resume on the other server with Last-Event-ID. Each stream must
 // receive every note once: lost and repeated are counted, beside how many arrived out of id order
-// (notes commit out of id order; the journal's order is commit order) and the delivery latency
-// with and without the churn, measured in this run.
+// (notes commit out of id order; the journal's order is commit order) and the delivery latency with
+// and without the churn, measured in this run.
 import http from "node:http";
 import type { Services } from "../src/domain/context.ts";
 

@@ -1,8 +1,8 @@
-// Hostile-scale scenarios (docs/timelines.md#bounded-lists), each beside the same measure on ordinary data in the same
-// run: a public note with 100,000 reactions newest on the global and home timelines, that note
-// itself, an author with 100,000 followers posting at 50 notes/s while 32 of them read their
-// home timelines, a phrase whose trigrams are all common but which no note has, and 32
-// connections reacting to one note at once. Run last: it adds accounts and notes.
+// Hostile-scale scenarios (docs/timelines.md#bounded-lists), each beside the same measure on
+// ordinary data in the same run: a public note with 100,000 reactions newest on the global and home
+// timelines, that note itself, an author with 100,000 followers posting at 50 notes/s while 32 of
+// them read their home timelines, a phrase whose trigrams are all common but which no note has, and
+// 32 connections reacting to one note at once. Run last: it adds accounts and notes.
 import autocannon from "autocannon";
 import type { Seeded } from "../src/cli/seed.ts";
 import type { Services } from "../src/domain/context.ts";

@@ -1,7 +1,7 @@
-// What an operator sees of a fresh instance (docs/running.md#health): the process as `npm start` runs it
-// (compiled, MALLOC_ARENA_MAX=2), its start time (spawn to the first /healthz answer), and its
-// resident memory once idle after its first requests of each kind (REST, GraphQL: Prisma's query
-// compiler and the GraphQL schema are loaded). Goal: idle RSS under 150 MB.
+// What an operator sees of a fresh instance (docs/running.md#health): the process as `npm start`
+// runs it (compiled, MALLOC_ARENA_MAX=2), its start time (spawn to the first /healthz answer), and
+// its resident memory once idle after its first requests of each kind (REST, GraphQL: Prisma's
+// query compiler and the GraphQL schema are loaded). Goal: idle RSS under 150 MB.
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { rssOf, startBenchServer } from "./server.ts";

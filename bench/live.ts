@@ -1,8 +1,8 @@
-// Live updates under load (docs/live.md#fan-out): 2,000 Server-Sent Events streams on one instance, the home
-// and global streams of 1,000 followers of one author, while that author posts 50 notes/s.
-// Delivery latency is from each POST's answer to each stream's receipt of that note; the
-// server's RSS is read before and after the streams open (idle); the global timeline's
-// throughput is measured meanwhile, beside the same measure with no stream open.
+// Live updates under load (docs/live.md#fan-out): 2,000 Server-Sent Events streams on one instance,
+// the home and global streams of 1,000 followers of one author, while that author posts 50 notes/s.
+// Delivery latency is from each POST's answer to each stream's receipt of that note; the server's
+// RSS is read before and after the streams open (idle); the global timeline's throughput is
+// measured meanwhile, beside the same measure with no stream open.
 import http from "node:http";
 import type { Services } from "../src/domain/context.ts";
 import { load } from "./load.ts";

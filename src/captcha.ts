@@ -1,4 +1,5 @@
-// Human verification (docs/running.md#captcha): the `dev` provider, or a provider's siteverify over HTTPS.
+// Human verification (docs/running.md#captcha): the `dev` provider, or a provider's siteverify over
+// HTTPS.
 import type { Config } from "./config.ts";
 
 export interface CaptchaVerifier {

@@ -210,7 +210,9 @@ export interface Config {
   metricsToken?: string;
   logLevel: string;
   bcryptCost: number;
-  /** The snowflake worker id; undefined: one is leased from the database (docs/fleet.md#worker-ids). */
+  /**
+   * The snowflake worker id; undefined: one is leased from the database (docs/fleet.md#worker-ids).
+   */
   workerId?: number;
   maxInFlight: number;
   /** Rows of each kind an account deletion removes per transaction. */

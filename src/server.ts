@@ -64,8 +64,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   registerRequestLog(app, services);
   registerUnreadBodyDrain(app);
 
-  // Overload (docs/protection.md#overload): past a bound on requests in flight, answer at once with 503 and
-  // Retry-After rather than queue work the server cannot finish in time.
+  // Overload (docs/protection.md#overload): past a bound on requests in flight, answer at once with
+  // 503 and Retry-After rather than queue work the server cannot finish in time.
   const inFlight = new InFlight(services.config.maxInFlight);
   app.addHook("onRequest", async (request, reply) => {
     // A live stream is open for as long as its client listens: bounded by streams per account.

@@ -1,7 +1,7 @@
-// Account deletion (docs/accounts.md#deletion): DELETE /accounts/{name} by the owner with its passphrase or by
-// an admin; everything of the account goes, counters of others stay exact, the name stays
-// reserved, old tokens are INVALID_TOKEN and the account ACCOUNT_NOT_FOUND; a big account is
-// removed in batches by a leased job that another run finishes when one stops midway.
+// Account deletion (docs/accounts.md#deletion): DELETE /accounts/{name} by the owner with its
+// passphrase or by an admin; everything of the account goes, counters of others stay exact, the
+// name stays reserved, old tokens are INVALID_TOKEN and the account ACCOUNT_NOT_FOUND; a big
+// account is removed in batches by a leased job that another run finishes when one stops midway.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountGone, type Prisma } from "../src/db/client.ts";
 import { INLINE_BATCHES, runDeletions, startDeletionWorker } from "../src/domain/accounts/deletion.ts";

@@ -1,7 +1,7 @@
-// Account names against ids (docs/http.md#account-paths, docs/accounts.md#names): a name of digits only is refused, so
-// no new account can take a deleted account's id as its name; a path segment or `send_to` that
-// is an account's id means that account, deleted or not, and is never read as a name. And the
-// display text people read (a nickname, a list's title) cannot be blank.
+// Account names against ids (docs/http.md#account-paths, docs/accounts.md#names): a name of digits
+// only is refused, so no new account can take a deleted account's id as its name; a path segment or
+// `send_to` that is an account's id means that account, deleted or not, and is never read as a
+// name. And the display text people read (a nickname, a list's title) cannot be blank.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as act from "./support/actions.ts";
 import { expectError } from "./support/expect.ts";

@@ -1,5 +1,5 @@
-// Avatar and header (extension, docs/accounts.md#update): the owner's image files, shown as URLs in the
-// public view, "" when unset, and unset when the file is deleted.
+// Avatar and header (extension, docs/accounts.md#update): the owner's image files, shown as URLs in
+// the public view, "" when unset, and unset when the file is deleted.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";

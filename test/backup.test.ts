@@ -1,7 +1,7 @@
-// `murmur backup` and `murmur restore` on the default, embedded PostgreSQL (docs/running.md#cli), as an
-// operator runs them: data made through the API of a running server, backed up while it runs
-// (the CLI shares its cluster), restored into a fresh data folder, and a server started there
-// finds every account, note, list and file, with the counters as they were.
+// `murmur backup` and `murmur restore` on the default, embedded PostgreSQL (docs/running.md#cli),
+// as an operator runs them: data made through the API of a running server, backed up while it runs
+// (the CLI shares its cluster), restored into a fresh data folder, and a server started there finds
+// every account, note, list and file, with the counters as they were.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -1,10 +1,10 @@
-// Lists whose size others decide are bounded in every answer (docs/timelines.md#bounded-lists), and paged by `before_id`
-// with timelines' rules (newest first, 404 NOTHING_LEFT past the end) where the whole is needed:
-// a list shows at most 100 assignees with `assignee_count`, GET /lists/{id}/assignees pages them
-// 100 a page; GET /follow_requests pages 100 requesters (it had cut at 1,000 with no way to the
-// rest); GET /lists/accounts/{id} pages 20 lists (each carrying up to 100 assignees);
-// GET /timeline/conversations pages 100 partners by `lastNoteId` (it had cut at 100); and
-// GET /notifications takes `before_id` past its 50. GraphQL: the same as connections.
+// Lists whose size others decide are bounded in every answer (docs/timelines.md#bounded-lists), and
+// paged by `before_id` with timelines' rules (newest first, 404 NOTHING_LEFT past the end) where
+// the whole is needed: a list shows at most 100 assignees with `assignee_count`, GET
+// /lists/{id}/assignees pages them 100 a page; GET /follow_requests pages 100 requesters (it had
+// cut at 1,000 with no way to the rest); GET /lists/accounts/{id} pages 20 lists (each carrying up
+// to 100 assignees); GET /timeline/conversations pages 100 partners by `lastNoteId` (it had cut at
+// 100); and GET /notifications takes `before_id` past its 50. GraphQL: the same as connections.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as act from "./support/actions.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";

@@ -1,5 +1,5 @@
-// Captcha providers verified through their siteverify request (docs/running.md#captcha), here answered by a
-// local HTTP endpoint that speaks the same protocol (CAPTCHA_VERIFY_URL).
+// Captcha providers verified through their siteverify request (docs/running.md#captcha), here
+// answered by a local HTTP endpoint that speaks the same protocol (CAPTCHA_VERIFY_URL).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

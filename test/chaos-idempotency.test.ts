@@ -1,9 +1,9 @@
-// Faults (docs/faults.md#killed): a server SIGKILLed while it runs a request with an Idempotency-Key. The
-// note's write is held mid-request (the test holds the lock on the author's row it waits for),
-// the server is killed, a second server starts on the same database, and the retry with the same
-// key gets an answer (a fresh attempt once the dead instance's lease expired), not 503 after
-// 10 s for 24 hours; the dead server's statement, still waiting on the lock, is ended before, so
-// exactly one note exists when the lock is let go.
+// Faults (docs/faults.md#killed): a server SIGKILLed while it runs a request with an
+// Idempotency-Key. The note's write is held mid-request (the test holds the lock on the author's
+// row it waits for), the server is killed, a second server starts on the same database, and the
+// retry with the same key gets an answer (a fresh attempt once the dead instance's lease expired),
+// not 503 after 10 s for 24 hours; the dead server's statement, still waiting on the lock, is ended
+// before, so exactly one note exists when the lock is let go.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionName } from "../src/db/instance-lease.ts";

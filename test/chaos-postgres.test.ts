@@ -1,7 +1,7 @@
-// Faults (docs/faults.md#database): the server's embedded PostgreSQL killed with SIGKILL under it. The server
-// starts it again by itself and serves again (a note can be written, the ones before are there,
-// SIGTERM still stops it cleanly), with and without WORKER_ID; one that cannot be started again
-// ends the process at once with code 1 and one line, not when the worker id's lease runs out.
+// Faults (docs/faults.md#database): the server's embedded PostgreSQL killed with SIGKILL under it.
+// The server starts it again by itself and serves again (a note can be written, the ones before are
+// there, SIGTERM still stops it cleanly), with and without WORKER_ID; one that cannot be started
+// again ends the process at once with code 1 and one line, not when the worker id's lease runs out.
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";

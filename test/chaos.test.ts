@@ -1,7 +1,7 @@
-// Faults (docs/faults.md#killed): the server killed with SIGKILL under a write load, then restarted on the same
-// data. Every note acknowledged with 201 is there, none is half-written, and the account's note
-// counter equals the notes it has. The restart also finds the embedded PostgreSQL orphaned by
-// the kill and takes over cleanly.
+// Faults (docs/faults.md#killed): the server killed with SIGKILL under a write load, then restarted
+// on the same data. Every note acknowledged with 201 is there, none is half-written, and the
+// account's note counter equals the notes it has. The restart also finds the embedded PostgreSQL
+// orphaned by the kill and takes over cleanly.
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";

@@ -1,6 +1,6 @@
-// Faults (docs/faults.md#disks): folders that cannot be written. An upload whose scratch folder, or whose
-// STORAGE_DIR, refuses it is the server's fault: 503 SERVICE_UNAVAILABLE with Retry-After and one
-// error line naming the folder and the error (not 400, not 500, not silence); /readyz writes a
+// Faults (docs/faults.md#disks): folders that cannot be written. An upload whose scratch folder, or
+// whose STORAGE_DIR, refuses it is the server's fault: 503 SERVICE_UNAVAILABLE with Retry-After and
+// one error line naming the folder and the error (not 400, not 500, not silence); /readyz writes a
 // small file in each folder and names the failing check. Tests run as root, whom no permission
 // stops: a folder is made unwritable by putting a regular file where it, or a folder inside it,
 // must be.

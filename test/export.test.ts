@@ -1,5 +1,5 @@
-// GET /accounts/{name}/export (docs/accounts.md#export): the owner's data as one JSON document, streamed,
-// held to openapi.json's AccountExport; others 403 NO_PERMISSION, unknown 404; GraphQL's
+// GET /accounts/{name}/export (docs/accounts.md#export): the owner's data as one JSON document,
+// streamed, held to openapi.json's AccountExport; others 403 NO_PERMISSION, unknown 404; GraphQL's
 // exportAccount gives the same document.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as act from "./support/actions.ts";

@@ -1,6 +1,6 @@
-// Who follows an account, and whom it follows (docs/accounts.md#followers): account summaries, newest follow
-// first, 40 a page, before_id with the timelines' rules; a locked account's lists only for itself
-// and its followers.
+// Who follows an account, and whom it follows (docs/accounts.md#followers): account summaries,
+// newest follow first, 40 a page, before_id with the timelines' rules; a locked account's lists
+// only for itself and its followers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { follow } from "./support/actions.ts";
 import { account, directAccount, type TestAccount } from "./support/fixtures.ts";

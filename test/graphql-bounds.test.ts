@@ -1,6 +1,7 @@
-// GraphQL is bounded before anything runs (docs/http.md#graphql-bounds): too many aliases or root fields, too
-// deep, too costly (lists by their page size), too long, or batched: HTTP 400 with `errors`, no
-// SQL sent. And the endpoint's HTTP edges: CSRF prevention, 415 in the documented shape.
+// GraphQL is bounded before anything runs (docs/http.md#graphql-bounds): too many aliases or root
+// fields, too deep, too costly (lists by their page size), too long, or batched: HTTP 400 with
+// `errors`, no SQL sent. And the endpoint's HTTP edges: CSRF prevention, 415 in the documented
+// shape.
 import v8 from "node:v8";
 import vm from "node:vm";
 import { complexityFromQuery } from "@pothos/plugin-complexity";

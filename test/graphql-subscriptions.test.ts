@@ -1,7 +1,7 @@
-// GraphQL subscriptions (docs/live.md#subscriptions) with real clients, across server processes on one
-// database: graphql-sse (GraphQL over SSE, yoga's), an EventSource's GET, and graphql-ws
-// (graphql-transport-ws over WebSocket). Each subscription is read on A while everything is
-// written through B. C, with a small MAX_IN_FLIGHT, is shut down at the end.
+// GraphQL subscriptions (docs/live.md#subscriptions) with real clients, across server processes on
+// one database: graphql-sse (GraphQL over SSE, yoga's), an EventSource's GET, and graphql-ws
+// (graphql-transport-ws over WebSocket). Each subscription is read on A while everything is written
+// through B. C, with a small MAX_IN_FLIGHT, is shut down at the end.
 import { randomBytes } from "node:crypto";
 import type { ExecutionResult } from "graphql";
 import { createClient as createSseClient, type NetworkError } from "graphql-sse";

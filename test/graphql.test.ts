@@ -1,5 +1,6 @@
-// GraphQL at /graphql (docs/http.md#graphql): the account and session operations give the same results
-// and the same error codes as their REST routes, and the endpoint itself never leaks a failure.
+// GraphQL at /graphql (docs/http.md#graphql): the account and session operations give the same
+// results and the same error codes as their REST routes, and the endpoint itself never leaks a
+// failure.
 import { createHash } from "node:crypto";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -587,7 +588,8 @@ describe("the /graphql endpoint", () => {
     expect(modern.body.data).toBeUndefined();
     expect(modern.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/^Syntax Error/) })]);
 
-    // A request error is 400 for application/json clients too (docs/http.md#graphql-bounds: refused with 400).
+    // A request error is 400 for application/json clients too (docs/http.md#graphql-bounds: refused
+    // with 400).
     const legacy = await requestError("{ viewer { ", "application/json");
     expect(legacy.status).toBe(400);
     expect(legacy.body).toEqual(modern.body);

@@ -1,6 +1,6 @@
-// Hostile input (docs/faults.md#hostile-input) gets the documented 400, never a 500 nor a changed meaning: GraphQL
-// variables nested 100,000 deep, a document nested 2,000 deep within the token limit, JSON bodies
-// that are not UTF-8, a GraphQL multipart request of 10,000 parts.
+// Hostile input (docs/faults.md#hostile-input) gets the documented 400, never a 500 nor a changed
+// meaning: GraphQL variables nested 100,000 deep, a document nested 2,000 deep within the token
+// limit, JSON bodies that are not UTF-8, a GraphQL multipart request of 10,000 parts.
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_NESTING } from "../src/graphql/bounds.ts";

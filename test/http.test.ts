@@ -61,8 +61,8 @@ describe("bad input", () => {
         headers: { "content-type": "application/json" },
       });
       expect(answer.status, payload).toBe(400);
-      // The body is exactly the code (docs/http.md#errors); X-Error-Detail (extension, README: Errors) says
-      // what was wrong.
+      // The body is exactly the code (docs/http.md#errors); X-Error-Detail (extension, README:
+      // Errors) says what was wrong.
       expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
       expect(answer.headers["x-error-detail"]).toBe("the body is not valid JSON");
     }

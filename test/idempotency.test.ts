@@ -1,7 +1,8 @@
-// Idempotency-Key (docs/protection.md#idempotency): the first answer for an (account or IP, key) pair is kept 24 h;
-// a replay returns it without acting twice; the same key with another method, path or body is
-// 409 IDEMPOTENCY_KEY_REUSED. A claim left unanswered by an instance that died is free again once
-// that instance's lease has expired (test/chaos-idempotency.test.ts kills a real server for it).
+// Idempotency-Key (docs/protection.md#idempotency): the first answer for an (account or IP, key)
+// pair is kept 24 h; a replay returns it without acting twice; the same key with another method,
+// path or body is 409 IDEMPOTENCY_KEY_REUSED. A claim left unanswered by an instance that died is
+// free again once that instance's lease has expired (test/chaos-idempotency.test.ts kills a real
+// server for it).
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import pg from "pg";

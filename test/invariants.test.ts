@@ -1,7 +1,8 @@
 // Concurrency invariants under 50 parallel clients (docs/notes.md#reactions,
-// docs/accounts.md#follows, docs/timelines.md#lists): one reaction per account per note, unique names and e-mails, one follow per
-// pair, list membership at most once, one bookmark per account per note, and counters equal to
-// the rows they count. Each burst is fired with Promise.all; the database is then read directly.
+// docs/accounts.md#follows, docs/timelines.md#lists): one reaction per account per note, unique
+// names and e-mails, one follow per pair, list membership at most once, one bookmark per account
+// per note, and counters equal to the rows they count. Each burst is fired with Promise.all; the
+// database is then read directly.
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { runDeletions } from "../src/domain/accounts/deletion.ts";
@@ -686,7 +687,8 @@ describe("counters equal the rows they count (spec 2.2; CONTRACT 5)", () => {
       });
       const { db } = server.services;
       expect(await db.note.count({ where: { id: BigInt(noteId) } })).toBe(0);
-      // Plain renotes went with the note (docs/notes.md#deletion); quotes and replies that were answered stay.
+      // Plain renotes went with the note (docs/notes.md#deletion); quotes and replies that were
+      // answered stay.
       const made = (kind: string) =>
         done.filter((d) => d.kind === kind && d.answer.status === 200).map((d) => d.answer.body.id as string);
       const survivors = await db.note.findMany({

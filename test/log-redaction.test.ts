@@ -1,6 +1,6 @@
-// Credentials never reach the log (docs/faults.md#logs): a token sent as a query parameter (`access_token`,
-// which live streams and GraphQL's EventSource take) is redacted in every line that shows a URL,
-// Fastify's request line included, whatever route or failure logged it.
+// Credentials never reach the log (docs/faults.md#logs): a token sent as a query parameter
+// (`access_token`, which live streams and GraphQL's EventSource take) is redacted in every line
+// that shows a URL, Fastify's request line included, whatever route or failure logged it.
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, redactUrlCredentials } from "../src/log.ts";

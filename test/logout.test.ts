@@ -1,7 +1,7 @@
-// Logging out (docs/accounts.md#sessions): POST /logout ends one session; DELETE /sessions ends every session
-// of the caller and refuses every authorization token issued before it, on every instance (two
-// servers on one database here, each with its own cache of callers), while a login right after
-// works. GraphQL's logout and revokeSessions are the same services.
+// Logging out (docs/accounts.md#sessions): POST /logout ends one session; DELETE /sessions ends
+// every session of the caller and refuses every authorization token issued before it, on every
+// instance (two servers on one database here, each with its own cache of callers), while a login
+// right after works. GraphQL's logout and revokeSessions are the same services.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { account, login } from "./support/fixtures.ts";

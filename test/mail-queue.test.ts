@@ -1,8 +1,9 @@
-// Mail loses nothing (docs/faults.md#mail): it is queued in the transaction of what causes it and sent after
-// the answer by a worker on every instance (src/mail/queue.ts). With SMTP refusing, with an SMTP
-// server that never greets or stalls after DATA, with an outbox folder that cannot be written,
-// the registration answers at once and its mail arrives once the fault is gone; two instances send each mail once,
-// and the mail an instance claimed before it died is sent by another. GET /metrics counts it.
+// Mail loses nothing (docs/faults.md#mail): it is queued in the transaction of what causes it and
+// sent after the answer by a worker on every instance (src/mail/queue.ts). With SMTP refusing, with
+// an SMTP server that never greets or stalls after DATA, with an outbox folder that cannot be
+// written, the registration answers at once and its mail arrives once the fault is gone; two
+// instances send each mail once, and the mail an instance claimed before it died is sent by
+// another. GET /metrics counts it.
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";

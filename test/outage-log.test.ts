@@ -1,8 +1,8 @@
-// Faults (docs/faults.md#database): what an outage writes to the log. A refusal the server expects (the database
-// out of reach: REST's and GraphQL's 503, /readyz's) is said once per cause when it starts and
-// once when it ends, not once per request with a stack trace; GraphQL's errors are logged with
-// their message and stack, not as `{"0":{}}`. The server runs on a PostgreSQL of this file's own,
-// which the test stops and starts.
+// Faults (docs/faults.md#database): what an outage writes to the log. A refusal the server expects
+// (the database out of reach: REST's and GraphQL's 503, /readyz's) is said once per cause when it
+// starts and once when it ends, not once per request with a stack trace; GraphQL's errors are
+// logged with their message and stack, not as `{"0":{}}`. The server runs on a PostgreSQL of this
+// file's own, which the test stops and starts.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

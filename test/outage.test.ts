@@ -1,8 +1,8 @@
-// Faults (docs/faults.md#database): the database stopped under load. While it is down every request is answered
-// at once with 503 SERVICE_UNAVAILABLE and Retry-After (never a 500, never a hang); when it comes
-// back on the same address the server recovers by itself, with no restart, and every note it
-// acknowledged with 201 is there. The server runs on a PostgreSQL of this file's own, which the
-// test stops and starts.
+// Faults (docs/faults.md#database): the database stopped under load. While it is down every request
+// is answered at once with 503 SERVICE_UNAVAILABLE and Retry-After (never a 500, never a hang);
+// when it comes back on the same address the server recovers by itself, with no restart, and every
+// note it acknowledged with 201 is there. The server runs on a PostgreSQL of this file's own, which
+// the test stops and starts.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -1,5 +1,5 @@
-// Overload (docs/protection.md#overload): past MAX_IN_FLIGHT requests in flight, the server answers 503
-// SERVICE_UNAVAILABLE with Retry-After at once, and serves again when the load falls. A GraphQL
+// Overload (docs/protection.md#overload): past MAX_IN_FLIGHT requests in flight, the server answers
+// 503 SERVICE_UNAVAILABLE with Retry-After at once, and serves again when the load falls. A GraphQL
 // operation over WebSocket is a request in flight too, until it has run.
 import { PassThrough } from "node:stream";
 import { createClient } from "graphql-ws";

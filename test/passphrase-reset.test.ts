@@ -1,8 +1,9 @@
-// A forgotten passphrase (docs/accounts.md#passphrase-reset): POST /accounts/{name}/reset_passphrase always answers 204
-// and mails `Reset token: <token>` only when the account exists; POST /accounts/{name}/passphrase
-// sets it once with that token and ends every session. Whether the account exists shows in
-// nothing: the same answer, the same SQL statements; the mail goes through the queue, after it. Rate
-// limited like registration. GraphQL's requestPassphraseReset and resetPassphrase are the same.
+// A forgotten passphrase (docs/accounts.md#passphrase-reset): POST
+// /accounts/{name}/reset_passphrase always answers 204 and mails `Reset token: <token>` only when
+// the account exists; POST /accounts/{name}/passphrase sets it once with that token and ends every
+// session. Whether the account exists shows in nothing: the same answer, the same SQL statements;
+// the mail goes through the queue, after it. Rate limited like registration. GraphQL's
+// requestPassphraseReset and resetPassphrase are the same.
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

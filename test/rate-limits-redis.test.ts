@@ -1,7 +1,7 @@
-// Rate limits shared through Redis (REDIS_URL, docs/protection.md#rate-limits): two instances behind one load balancer
-// count together, REST and GraphQL alike, and a Redis out of reach lets requests through rather
-// than failing them.
-// Runs against REDIS_URL, or a redis-server this file starts; skipped, and says so, without one.
+// Rate limits shared through Redis (REDIS_URL, docs/protection.md#rate-limits): two instances
+// behind one load balancer count together, REST and GraphQL alike, and a Redis out of reach lets
+// requests through rather than failing them. Runs against REDIS_URL, or a redis-server this file
+// starts; skipped, and says so, without one.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisAvailable, startRedis, type TestRedis } from "./support/redis.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";

@@ -1,8 +1,9 @@
-// Rate limits (docs/protection.md#rate-limits), scaled down by RATE_LIMIT_MULTIPLIER=0.04: login 1 per 5 min and
-// registration 1 per 30 min per IP, unauthenticated 12 per 5 min per IP, authenticated 60 per
-// 5 min per account, uploads 2 per 30 min per account. GraphQL's login, createAccount,
-// requestPassphraseReset and uploadFile count against the same counters as their REST routes,
-// and each operation over a WebSocket against the general limits as an HTTP request does.
+// Rate limits (docs/protection.md#rate-limits), scaled down by RATE_LIMIT_MULTIPLIER=0.04: login 1
+// per 5 min and registration 1 per 30 min per IP, unauthenticated 12 per 5 min per IP,
+// authenticated 60 per 5 min per account, uploads 2 per 30 min per account. GraphQL's login,
+// createAccount, requestPassphraseReset and uploadFile count against the same counters as their
+// REST routes, and each operation over a WebSocket against the general limits as an HTTP request
+// does.
 import { createClient } from "graphql-ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";

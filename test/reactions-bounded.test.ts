@@ -1,6 +1,6 @@
-// Bounded reactions (docs/notes.md#bounded-reactions): wherever a note is returned, at most 20 reactions,
-// the newest, always with the caller's own; reaction_count and reaction_counts over all of
-// them, kept by the database in the reaction's own transaction; GET /notes/{id}/reactions pages
+// Bounded reactions (docs/notes.md#bounded-reactions): wherever a note is returned, at most 20
+// reactions, the newest, always with the caller's own; reaction_count and reaction_counts over all
+// of them, kept by the database in the reaction's own transaction; GET /notes/{id}/reactions pages
 // every reaction, 100 a page; GraphQL's reactionCount, reactionCounts and reactions connection.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as act from "./support/actions.ts";

@@ -1,8 +1,9 @@
-// What search keeps of Meilisearch in PostgreSQL (docs/search.md#backends), against the real PostgreSQL and a
-// real Meilisearch client meeting an outage (nothing listens on port 9): the outbox joined to
-// the index's hits, the completeness marker that keeps an index out of searches until a
-// rebuild completed, the rebuild's lease, and the notes a rebuild sends again for transactions
-// open when its copy began. (The same with a real Meilisearch: test/search-sync.test.ts.)
+// What search keeps of Meilisearch in PostgreSQL (docs/search.md#backends), against the real
+// PostgreSQL and a real Meilisearch client meeting an outage (nothing listens on port 9): the
+// outbox joined to the index's hits, the completeness marker that keeps an index out of searches
+// until a rebuild completed, the rebuild's lease, and the notes a rebuild sends again for
+// transactions open when its copy began. (The same with a real Meilisearch:
+// test/search-sync.test.ts.)
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { indexCandidates, indexState, PENDING_MAX } from "../src/domain/search/candidates.ts";
 import { FOLDING_VERSION } from "../src/domain/search/fold.ts";

@@ -1,11 +1,12 @@
-// The index's cases (docs/search.md#backends) against a real Meilisearch (they run where MEILI_URL is set; never a
-// fake): case folding as PostgreSQL folds, a note found the moment its POST returns, an index
-// that starts empty, a reindex racing a transaction held open, payloads over Meilisearch's
-// request limit, an account freeze over many notes, a rare term after ten common grams, and a
-// maxTotalHits lowered behind Murmur's back, and paging by before_id. Every search case also checks
-// that the index was asked, that its candidates hold every note PostgreSQL finds for a moderator,
-// and that the HTTP answers were narrowed by it (murmur_search_index_queries_total):
-// an answer of PostgreSQL alone, which is also right, fails them.
+// The index's cases (docs/search.md#backends) against a real Meilisearch (they run where MEILI_URL
+// is set; never a fake): case folding as PostgreSQL folds, a note found the moment its POST
+// returns, an index that starts empty, a reindex racing a transaction held open, payloads over
+// Meilisearch's request limit, an account freeze over many notes, a rare term after ten common
+// grams, and a maxTotalHits lowered behind Murmur's back, and paging by before_id. Every search
+// case also checks that the index was asked, that its candidates hold every note PostgreSQL finds
+// for a moderator, and that the HTTP answers were narrowed by it
+// (murmur_search_index_queries_total): an answer of PostgreSQL alone, which is also right, fails
+// them.
 import { Meilisearch } from "meilisearch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Services } from "../src/domain/context.ts";

@@ -1,9 +1,10 @@
-// Search's faults (docs/faults.md#search), the write side, on the real PostgreSQL with an HTTP server answering as Meilisearch
-// 1.18 does (test/support/meili-http.ts: it keeps documents as sent and fails as Meilisearch
-// fails, and never searches): outages set nothing aside (1), deleted notes stay deleted with
-// several workers (3) and across a rebuild (4), a rebuild that stops after its swap is repaired
-// and one that lost its lease stops (5), a restored index or database is found stale (6), every
-// write is recorded while an index exists, MEILI_URL or not (8), and the outbox's costs (10).
+// Search's faults (docs/faults.md#search), the write side, on the real PostgreSQL with an HTTP
+// server answering as Meilisearch 1.18 does (test/support/meili-http.ts: it keeps documents as sent
+// and fails as Meilisearch fails, and never searches): outages set nothing aside (1), deleted notes
+// stay deleted with several workers (3) and across a rebuild (4), a rebuild that stops after its
+// swap is repaired and one that lost its lease stops (5), a restored index or database is found
+// stale (6), every write is recorded while an index exists, MEILI_URL or not (8), and the outbox's
+// costs (10).
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { seed } from "../src/cli/seed.ts";

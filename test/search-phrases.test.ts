@@ -1,9 +1,9 @@
-// Phrase candidates (docs/search.md#matching): a search with a phrase of several words is narrowed by the phrase
-// indexes first (whose trigrams span words), and the notes found are exactly those the plain
-// filter finds (tested equal against the
-// Prisma form alone, on texts made to trip it: letter case, repeated and odd spaces, LIKE's
-// wildcards, the index's own space letter, CJK, content warnings), while a phrase whose every
-// trigram is common but which no note holds is answered from few or no candidates.
+// Phrase candidates (docs/search.md#matching): a search with a phrase of several words is narrowed
+// by the phrase indexes first (whose trigrams span words), and the notes found are exactly those
+// the plain filter finds (tested equal against the Prisma form alone, on texts made to trip it:
+// letter case, repeated and odd spaces, LIKE's wildcards, the index's own space letter, CJK,
+// content warnings), while a phrase whose every trigram is common but which no note holds is
+// answered from few or no candidates.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileSearch, PHRASE_CANDIDATES, phraseCandidates } from "../src/domain/search/postgres.ts";

@@ -1,8 +1,9 @@
 // Searches with Meilisearch that fails, hangs or answers what cannot be trusted
-// (docs/faults.md#search), against the real PostgreSQL and an HTTP server answering as Meilisearch 1.18
-// answers (test/support/meilisearch-answers.ts): the notes a search finds are always PostgreSQL's,
-// a Meilisearch that hangs stops being asked, a capped or merged answer is not used, a long query
-// counts few grams, /readyz stays 200, and murmur_search_index_queries_total says what happened.
+// (docs/faults.md#search), against the real PostgreSQL and an HTTP server answering as Meilisearch
+// 1.18 answers (test/support/meilisearch-answers.ts): the notes a search finds are always
+// PostgreSQL's, a Meilisearch that hangs stops being asked, a capped or merged answer is not used,
+// a long query counts few grams, /readyz stays 200, and murmur_search_index_queries_total says what
+// happened.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Context } from "../src/domain/context.ts";
 import { FOLDING_VERSION } from "../src/domain/search/fold.ts";

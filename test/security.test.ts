@@ -1,8 +1,9 @@
-// The security checklist in one place (docs/http.md#credentials): forged and misused tokens, tokens across a
-// restart, a frozen account's old token, other accounts' resources by id (REST and GraphQL), path
-// traversal and odd ids under /files/, stored files that cannot run as a page or a script,
-// injection through search and every string input, oversized headers and bodies, slow clients.
-// Where another file tests an item in depth, a comment names it; the re-check here is brief.
+// The security checklist in one place (docs/http.md#credentials): forged and misused tokens, tokens
+// across a restart, a frozen account's old token, other accounts' resources by id (REST and
+// GraphQL), path traversal and odd ids under /files/, stored files that cannot run as a page or a
+// script, injection through search and every string input, oversized headers and bodies, slow
+// clients. Where another file tests an item in depth, a comment names it; the re-check here is
+// brief.
 
 import { createPublicKey, randomBytes } from "node:crypto";
 import fs from "node:fs";
@@ -243,9 +244,9 @@ describe("forged and misused tokens", () => {
 // 4. A token from before a restart (also test/sessions.test.ts "TOKEN_SIGNING_KEY")
 
 describe("a token from before a restart", () => {
-  // The choice (docs/accounts.md#tokens): without TOKEN_SIGNING_KEY every start makes a fresh key, so
-  // tokens die with the process. An operator who sets the key shares it between
-  // instances and across restarts, so tokens signed under it stay good until they expire.
+  // The choice (docs/accounts.md#tokens): without TOKEN_SIGNING_KEY every start makes a fresh key,
+  // so tokens die with the process. An operator who sets the key shares it between instances and
+  // across restarts, so tokens signed under it stay good until they expire.
   it("with TOKEN_SIGNING_KEY: the restarted server accepts the old tokens; under another key, or none, 401 INVALID_TOKEN", async () => {
     const key = randomBytes(32).toString("base64");
     const first = await startTestServer({ TOKEN_SIGNING_KEY: key });

@@ -1,6 +1,6 @@
 // The social graph over REST (docs/accounts.md#follows, docs/accounts.md#follow-requests,
-// docs/accounts.md#blocks, docs/notifications.md): follows, follow requests to locked accounts, blocks, and the notifications and
-// announcements of GET /notifications.
+// docs/accounts.md#blocks, docs/notifications.md): follows, follow requests to locked accounts,
+// blocks, and the notifications and announcements of GET /notifications.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAnnouncement } from "../src/domain/announcements/service.ts";

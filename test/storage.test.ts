@@ -1,8 +1,9 @@
-// File storage (docs/drive.md#file-urls, docs/fleet.md#object-storage), the same tests against the local folder and an S3 bucket (a real
-// S3 server, s3rver, on a free port): put, whole and ranged reads, a missing key, delete, 100 MB
-// through, and over HTTP: downloads with Range and thumbnails from the bucket, bytes gone from
-// the store answering 404 FILE_NOT_FOUND (never 500), deletion removing every object, and an
-// upload cut off midway leaving none; and `storage migrate` copying a local store into a bucket.
+// File storage (docs/drive.md#file-urls, docs/fleet.md#object-storage), the same tests against the
+// local folder and an S3 bucket (a real S3 server, s3rver, on a free port): put, whole and ranged
+// reads, a missing key, delete, 100 MB through, and over HTTP: downloads with Range and thumbnails
+// from the bucket, bytes gone from the store answering 404 FILE_NOT_FOUND (never 500), deletion
+// removing every object, and an upload cut off midway leaving none; and `storage migrate` copying a
+// local store into a bucket.
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";

@@ -1,6 +1,6 @@
-// Resuming a live stream (docs/live.md#resume: no gap, no duplicate) when notes commit out of id order:
-// a note's id is minted before its transaction commits, so a note may commit after one with a
-// higher id. Two servers on one database; clients drop and resume on the other one.
+// Resuming a live stream (docs/live.md#resume: no gap, no duplicate) when notes commit out of id
+// order: a note's id is minted before its transaction commits, so a note may commit after one with
+// a higher id. Two servers on one database; clients drop and resume on the other one.
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

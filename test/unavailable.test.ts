@@ -1,5 +1,6 @@
 // With the database out of reach, the server still answers: /healthz 200, /readyz 503, and
-// every operation 503 SERVICE_UNAVAILABLE with Retry-After, never a 500 or a hang (docs/faults.md#database).
+// every operation 503 SERVICE_UNAVAILABLE with Retry-After, never a 500 or a hang
+// (docs/faults.md#database).
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.ts";

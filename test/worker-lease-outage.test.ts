@@ -1,6 +1,6 @@
-// Faults (docs/faults.md#worker-ids): a database (DATABASE_URL, someone else's) out of reach for longer than the
-// snowflake worker id's lease. The instance keeps running: it mints no id meanwhile (another
-// instance may take its expired id), writes answer 503 and /readyz says why, and once the
+// Faults (docs/faults.md#worker-ids): a database (DATABASE_URL, someone else's) out of reach for
+// longer than the snowflake worker id's lease. The instance keeps running: it mints no id meanwhile
+// (another instance may take its expired id), writes answer 503 and /readyz says why, and once the
 // database answers again it leases a worker id again by itself and writes go through. The
 // PostgreSQL is this file's own, which the test stops and starts.
 import fs from "node:fs";

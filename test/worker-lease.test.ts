@@ -1,7 +1,7 @@
-// Snowflake worker ids leased from PostgreSQL (docs/fleet.md#worker-ids): instances starting at once
-// get distinct ids; an id is taken again only once its lease has expired; a lease is renewed
-// while its instance runs, and an instance whose id was taken over stops minting with it and
-// leases another. test/worker-lease-outage.test.ts: a lease that could not be renewed in time.
+// Snowflake worker ids leased from PostgreSQL (docs/fleet.md#worker-ids): instances starting at
+// once get distinct ids; an id is taken again only once its lease has expired; a lease is renewed
+// while its instance runs, and an instance whose id was taken over stops minting with it and leases
+// another. test/worker-lease-outage.test.ts: a lease that could not be renewed in time.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SnowflakeGenerator } from "../src/db/snowflake.ts";
 import { leaseWorkerId, NoWorkerId, type WorkerLease } from "../src/db/worker-lease.ts";

@@ -1,8 +1,8 @@
-// Read replicas (DATABASE_REPLICA_URL, docs/fleet.md#read-replicas): reads that may lag go to a streaming replica,
-// and a caller still sees its own writes at once. After a request that may have written, the
-// primary's WAL position is kept as the caller's (in Redis, so that every instance knows it); a
-// replica serves that caller only once it has replayed past it. Anonymous callers wrote nothing
-// they could read back, so any replica that keeps up serves them.
+// Read replicas (DATABASE_REPLICA_URL, docs/fleet.md#read-replicas): reads that may lag go to a
+// streaming replica, and a caller still sees its own writes at once. After a request that may have
+// written, the primary's WAL position is kept as the caller's (in Redis, so that every instance
+// knows it); a replica serves that caller only once it has replayed past it. Anonymous callers
+// wrote nothing they could read back, so any replica that keeps up serves them.
 import type { Logger } from "pino";
 import type { Redis } from "../redis.ts";
 import { createDb, type Db } from "./client.ts";

@@ -1,4 +1,5 @@
-// Snowflake ids (docs/http.md#ids): 42 bits of ms since 2022-01-01, 10 bits of worker id, 12 bits of sequence.
+// Snowflake ids (docs/http.md#ids): 42 bits of ms since 2022-01-01, 10 bits of worker id, 12 bits
+// of sequence.
 import { DomainError } from "../domain/errors.ts";
 
 export const SERVICE_EPOCH_MS = Date.UTC(2022, 0, 1);

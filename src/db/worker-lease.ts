@@ -1,10 +1,10 @@
-// Snowflake worker ids leased from PostgreSQL (docs/fleet.md#worker-ids), for instances started without
-// WORKER_ID: each takes a free id at start, renews its lease while it runs and gives it back at
-// shutdown. An id is taken again only once its lease has expired, the least recently used first.
-// An instance that could not renew before its lease expired (the database out of reach), or
+// Snowflake worker ids leased from PostgreSQL (docs/fleet.md#worker-ids), for instances started
+// without WORKER_ID: each takes a free id at start, renews its lease while it runs and gives it
+// back at shutdown. An id is taken again only once its lease has expired, the least recently used
+// first. An instance that could not renew before its lease expired (the database out of reach), or
 // whose id was taken over, mints no id (writes answer 503) until it holds one again: its own if
-// still free, else any free one. It keeps running meanwhile, since the database is someone
-// else's to bring back (README, Running several instances).
+// still free, else any free one. It keeps running meanwhile, since the database is someone else's
+// to bring back (README, Running several instances).
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import type { Logger } from "pino";

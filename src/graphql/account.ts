@@ -36,8 +36,8 @@ export const AccountConnection = connectionType(
   "A page of accounts, by account id newest first. Pass `pageInfo.endCursor` as `after` for the next one.",
 );
 
-// The create response (docs/accounts.md#shapes): it shows the registrant its e-mail, which Account shows
-// only to a logged-in owner.
+// The create response (docs/accounts.md#shapes): it shows the registrant its e-mail, which Account
+// shows only to a logged-in owner.
 const NewAccount = builder.objectRef<Account>("NewAccount").implement({
   description: "A registered account, not yet verified: id, qualified name and e-mail.",
   fields: (t) => ({

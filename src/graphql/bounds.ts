@@ -1,11 +1,11 @@
-// Every GraphQL request is bounded before anything runs (docs/http.md#graphql-bounds): too long a document, more
-// than 20 aliases or root fields, deeper than 10 levels, or costlier than a bound (a list counts
-// by its page size, see the `complexity` of each paged field) is refused with HTTP 400 and
-// `errors`, in the parser or the validator: no resolver runs and the database is not touched.
+// Every GraphQL request is bounded before anything runs (docs/http.md#graphql-bounds): too long a
+// document, more than 20 aliases or root fields, deeper than 10 levels, or costlier than a bound (a
+// list counts by its page size, see the `complexity` of each paged field) is refused with HTTP 400
+// and `errors`, in the parser or the validator: no resolver runs and the database is not touched.
 // Libraries: GraphQL Armor's token and alias limits; for depth and cost, @pothos/plugin-complexity,
-// because its cost is declared on each field beside its resolver and can read the field's
-// arguments (`first`, through variables too), where Armor's cost-limit weighs every object and
-// scalar by a fixed depth factor and cannot count a list by its page size.
+// because its cost is declared on each field beside its resolver and can read the field's arguments
+// (`first`, through variables too), where Armor's cost-limit weighs every object and scalar by a
+// fixed depth factor and cannot count a list by its page size.
 import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
 import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import { createComplexityRule } from "@pothos/plugin-complexity";

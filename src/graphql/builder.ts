@@ -64,9 +64,10 @@ export async function done(work: Promise<void>): Promise<true> {
 }
 
 /**
- * A mutation counted against a rate-limit group (docs/protection.md#rate-limits), as a REST route names its
- * `rateLimit`: every occurrence of the field in a document counts one, against the same counter
- * as the REST route; past the limit its result is DomainError RATE_LIMITED and nothing is done.
+ * A mutation counted against a rate-limit group (docs/protection.md#rate-limits), as a REST route
+ * names its `rateLimit`: every occurrence of the field in a document counts one, against the same
+ * counter as the REST route; past the limit its result is DomainError RATE_LIMITED and nothing is
+ * done.
  */
 export function limited<Root, Args, Result>(
   group: RateLimitGroup,

@@ -1,6 +1,6 @@
-// GraphQL's side of read replicas (docs/fleet.md#read-replicas), as rest/mount.ts does it for routes: a query reads
-// from a replica that has replayed its caller's writes; after a mutation, the caller's next reads
-// on any instance see what it wrote.
+// GraphQL's side of read replicas (docs/fleet.md#read-replicas), as rest/mount.ts does it for
+// routes: a query reads from a replica that has replayed its caller's writes; after a mutation, the
+// caller's next reads on any instance see what it wrote.
 
 import { getOperationAST } from "graphql";
 import type { Plugin } from "graphql-yoga";

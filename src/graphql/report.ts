@@ -1,4 +1,5 @@
-// Reports (docs/accounts.md#reports): `report` for any account; `reports` and `resolveReport` for moderators.
+// Reports (docs/accounts.md#reports): `report` for any account; `reports` and `resolveReport` for
+// moderators.
 import * as reports from "../domain/reports/service.ts";
 import { AccountRef } from "./account.ts";
 import { builder, done } from "./builder.ts";

@@ -1,12 +1,12 @@
-// Idempotency-Key (extension, docs/protection.md#idempotency) on REST and GraphQL mutations alike: the first answer for an
-// (account or IP, key) pair is kept 24 hours; a replay with the same method, path and body gets
-// it back without acting twice; the same key with another method, path or body is 409
-// IDEMPOTENCY_KEY_REUSED. A replay that arrives while the first request runs waits for it.
-// An upload is fingerprinted by its fields and the SHA-256 of its file, taken as it streams;
-// GraphQL requests by their JSON body, their uploads by the files' SHA-256.
-// A claim names the instance running it (src/db/instance-lease.ts): when that instance dies
-// before it answers, the claim is free again once its lease has expired, and the next replay
-// runs the request afresh rather than waiting out the 24 hours.
+// Idempotency-Key (extension, docs/protection.md#idempotency) on REST and GraphQL mutations alike:
+// the first answer for an (account or IP, key) pair is kept 24 hours; a replay with the same
+// method, path and body gets it back without acting twice; the same key with another method, path
+// or body is 409 IDEMPOTENCY_KEY_REUSED. A replay that arrives while the first request runs waits
+// for it. An upload is fingerprinted by its fields and the SHA-256 of its file, taken as it
+// streams; GraphQL requests by their JSON body, their uploads by the files' SHA-256. A claim names
+// the instance running it (src/db/instance-lease.ts): when that instance dies before it answers,
+// the claim is free again once its lease has expired, and the next replay runs the request afresh
+// rather than waiting out the 24 hours.
 import { createHash, type Hash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type Db, Prisma } from "../db/client.ts";

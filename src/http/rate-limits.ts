@@ -1,13 +1,13 @@
-// Rate limits (docs/protection.md#rate-limits), like Mastodon's: per IP for unauthenticated requests, login and
-// registration; per account for authenticated requests and uploads. Every limit is multiplied
-// by RATE_LIMIT_MULTIPLIER; 0 turns them off. Over a limit: 429 RATE_LIMITED with Retry-After;
-// limited responses carry X-RateLimit-Limit, -Remaining and -Reset. Counters live in memory, or
-// in Redis (REDIS_URL) when several instances share the load.
-// The groups (login, registration, uploads) are counted alike through REST and GraphQL: a REST
-// route of a group counts in its onRequest hook (@fastify/rate-limit), a GraphQL field of one
-// counts each time it is resolved (`take`, below), both against one counter per group and IP or
-// account, in the same store. So are the general limits: an HTTP request counts in its hook, an
-// operation over a WebSocket, which no hook sees, by `takeRequest`.
+// Rate limits (docs/protection.md#rate-limits), like Mastodon's: per IP for unauthenticated
+// requests, login and registration; per account for authenticated requests and uploads. Every limit
+// is multiplied by RATE_LIMIT_MULTIPLIER; 0 turns them off. Over a limit: 429 RATE_LIMITED with
+// Retry-After; limited responses carry X-RateLimit-Limit, -Remaining and -Reset. Counters live in
+// memory, or in Redis (REDIS_URL) when several instances share the load. The groups (login,
+// registration, uploads) are counted alike through REST and GraphQL: a REST route of a group counts
+// in its onRequest hook (@fastify/rate-limit), a GraphQL field of one counts each time it is
+// resolved (`take`, below), both against one counter per group and IP or account, in the same
+// store. So are the general limits: an HTTP request counts in its hook, an operation over a
+// WebSocket, which no hook sees, by `takeRequest`.
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from "@fastify/rate-limit";
 import LocalStore from "@fastify/rate-limit/store/LocalStore.js";
 import RedisStore from "@fastify/rate-limit/store/RedisStore.js";

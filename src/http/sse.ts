@@ -1,8 +1,8 @@
-// A live stream as Server-Sent Events (docs/live.md#events): `event:`, `id:` and one `data:` line of JSON
-// per event, a `: ping` comment every PING_MS so that proxies keep an idle stream open. Each event
-// is written to the socket as it comes; a client that does not read what was written (past
-// MAX_BUFFERED bytes) is cut off, and resumes with Last-Event-ID, so a slow client costs bounded
-// memory.
+// A live stream as Server-Sent Events (docs/live.md#events): `event:`, `id:` and one `data:` line
+// of JSON per event, a `: ping` comment every PING_MS so that proxies keep an idle stream open.
+// Each event is written to the socket as it comes; a client that does not read what was written
+// (past MAX_BUFFERED bytes) is cut off, and resumes with Last-Event-ID, so a slow client costs
+// bounded memory.
 import type { ServerResponse } from "node:http";
 import type { LiveEvent, LiveStream } from "../domain/live/stream.ts";
 

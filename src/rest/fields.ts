@@ -26,7 +26,10 @@ const text = (rule: Rule) => z.string().meta(rule);
 
 const SNOWFLAKE = "^[0-9]{1,20}$";
 
-/** A snowflake id (docs/http.md#ids); one of another form is the code of an unknown one (`NOTE_NOT_FOUND`, ...). */
+/**
+ * A snowflake id (docs/http.md#ids); one of another form is the code of an unknown one
+ * (`NOTE_NOT_FOUND`, ...).
+ */
 export const id = (of: string) => text({ description: `${of} (a snowflake id)`, pattern: SNOWFLAKE });
 
 /** A path segment naming an account (docs/http.md#account-paths). */

@@ -1,5 +1,6 @@
-// How file bytes are answered over HTTP (docs/drive.md#file-urls): the stored type, Range (206/416),
-// ETag/Last-Modified with 304, and headers that keep an upload from ever running as a page.
+// How file bytes are answered over HTTP (docs/drive.md#file-urls): the stored type, Range
+// (206/416), ETag/Last-Modified with 304, and headers that keep an upload from ever running as a
+// page.
 import contentDisposition from "content-disposition";
 import parseRange from "range-parser";
 import type { FileContent } from "../domain/drive/service.ts";

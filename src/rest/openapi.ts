@@ -64,7 +64,8 @@ export function sharedErrors(r: Route): [ErrorCode, number][] {
     ["INTERNAL_ERROR", 500],
     ["SERVICE_UNAVAILABLE", 503],
   ];
-  // Credentials fail as 401 (docs/http.md#credentials), whatever status the code has where a body carries a token.
+  // Credentials fail as 401 (docs/http.md#credentials), whatever status the code has where a body
+  // carries a token.
   if (r.auth !== "none") codes.push(["INVALID_TOKEN", 401], ["EXPIRED_TOKEN", 401]);
   if (r.auth === "required" || r.auth === "moderator") codes.push(["UNAUTHORIZED", 401], ["YOU_ARE_FROZEN", 403]);
   if (r.auth === "moderator") codes.push(["NO_PERMISSION", 403]);

@@ -1,7 +1,7 @@
-// Storage in an S3-compatible bucket (docs/fleet.md#object-storage; S3_BUCKET): what a fleet of instances shares.
-// Uploads still arrive in a local scratch folder (the upload is checked and thumbnailed there);
-// putFile then streams the file into the bucket as a multipart upload, never whole in memory,
-// and removes the scratch copy. Reads are ranged GETs streamed out as they come.
+// Storage in an S3-compatible bucket (docs/fleet.md#object-storage; S3_BUCKET): what a fleet of
+// instances shares. Uploads still arrive in a local scratch folder (the upload is checked and
+// thumbnailed there); putFile then streams the file into the bucket as a multipart upload, never
+// whole in memory, and removes the scratch copy. Reads are ranged GETs streamed out as they come.
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
@@ -18,7 +18,10 @@ import {
   StoreUnavailable,
 } from "./storage.ts";
 
-/** The bucket's settings (docs/fleet.md#object-storage), and the local folder uploads arrive in before it. */
+/**
+ * The bucket's settings (docs/fleet.md#object-storage), and the local folder uploads arrive in
+ * before it.
+ */
 export type S3Options = NonNullable<Config["s3"]> & { scratchDir: string };
 
 /** Parts of a multipart upload: 5 MB (S3's least), two at a time, so an upload holds ~10 MB. */

@@ -1,7 +1,8 @@
-// A PostgreSQL of its own with a real streaming replica, for the read-replica tests (docs/fleet.md#read-replicas).
-// The embedded packages ship no pg_basebackup: the primary is migrated, stopped and its data
-// folder copied; the copy starts as a hot standby (standby.signal) streaming from the primary,
-// applying each transaction `delayMs` after its commit, so a read sent to the wrong place shows.
+// A PostgreSQL of its own with a real streaming replica, for the read-replica tests
+// (docs/fleet.md#read-replicas). The embedded packages ship no pg_basebackup: the primary is
+// migrated, stopped and its data folder copied; the copy starts as a hot standby (standby.signal)
+// streaming from the primary, applying each transaction `delayMs` after its commit, so a read sent
+// to the wrong place shows.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";

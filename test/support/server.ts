@@ -54,7 +54,8 @@ export async function startTestServer(
 ): Promise<TestServer> {
   url ??= await freshDatabase();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-data-"));
-  // Test runs turn rate limits off (docs/protection.md#rate-limits); test/rate-limits.test.ts turns them on.
+  // Test runs turn rate limits off (docs/protection.md#rate-limits); test/rate-limits.test.ts turns
+  // them on.
   const config = loadConfig({
     DATA_DIR: dataDir,
     BCRYPT_COST: "4",

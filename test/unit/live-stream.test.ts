@@ -1,6 +1,6 @@
-// A live stream's own rules (docs/live.md#resume), without a server: a resumed stream's replay before
-// what was heard meanwhile, each once; a client that falls behind is cut off, whether it reads
-// through the async iterator (GraphQL) or its socket does not take what SSE writes.
+// A live stream's own rules (docs/live.md#resume), without a server: a resumed stream's replay
+// before what was heard meanwhile, each once; a client that falls behind is cut off, whether it
+// reads through the async iterator (GraphQL) or its socket does not take what SSE writes.
 import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";

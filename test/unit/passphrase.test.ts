@@ -1,5 +1,5 @@
-// Passphrase hashes (docs/accounts.md#passphrases): the stored format is unchanged, and hashing leaves the event
-// loop free while it runs.
+// Passphrase hashes (docs/accounts.md#passphrases): the stored format is unchanged, and hashing
+// leaves the event loop free while it runs.
 import { pbkdf2 } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";

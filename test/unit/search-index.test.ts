@@ -1,6 +1,6 @@
-// The parts of the Meilisearch path that need no server (docs/search.md#backends): request splitting by size,
-// finding the refused rows of a batch, choosing the query's words, the supported versions, the
-// settings read back, and what the completeness marker means.
+// The parts of the Meilisearch path that need no server (docs/search.md#backends): request
+// splitting by size, finding the refused rows of a batch, choosing the query's words, the supported
+// versions, the settings read back, and what the completeness marker means.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FOLDING_VERSION } from "../../src/domain/search/fold.ts";

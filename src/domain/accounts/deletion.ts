@@ -1,12 +1,12 @@
-// Account deletion (docs/accounts.md#deletion). The account becomes unusable in one short transaction: marked
-// deleted and frozen (so the one visibility rule hides its notes from every timeline, search
-// and stream at once), emptied of its personal data, its sessions ended, its notes queued for
-// removal from Meilisearch. The row stays as a tombstone that keeps the name reserved. The rest
-// (notes, reactions, follows, files...) is removed by a job in batches of
+// Account deletion (docs/accounts.md#deletion). The account becomes unusable in one short
+// transaction: marked deleted and frozen (so the one visibility rule hides its notes from every
+// timeline, search and stream at once), emptied of its personal data, its sessions ended, its notes
+// queued for removal from Meilisearch. The row stays as a tombstone that keeps the name reserved.
+// The rest (notes, reactions, follows, files...) is removed by a job in batches of
 // ACCOUNT_DELETION_BATCH rows per transaction, so that an account with 100,000 notes holds no
-// transaction for minutes: an `account_deletions` row leased by whichever instance runs it
-// (SKIP LOCKED), renewed by every batch, and taken up again by any instance once the lease of
-// one that stopped (a crash) has expired.
+// transaction for minutes: an `account_deletions` row leased by whichever instance runs it (SKIP
+// LOCKED), renewed by every batch, and taken up again by any instance once the lease of one that
+// stopped (a crash) has expired.
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { Prisma } from "../../db/client.ts";

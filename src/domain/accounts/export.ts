@@ -1,8 +1,8 @@
-// An account's data for its owner to take away (docs/accounts.md#export): the profile, then each kind of
-// row read page by page in key order, so that a client can be handed an account of 100,000
+// An account's data for its owner to take away (docs/accounts.md#export): the profile, then each
+// kind of row read page by page in key order, so that a client can be handed an account of 100,000
 // notes as a stream in bounded memory (src/rest/routes/accounts.ts) or as one document (GraphQL).
-// The pages are separate reads, not one snapshot: a row changed while the export runs may show
-// as it was or as it is.
+// The pages are separate reads, not one snapshot: a row changed while the export runs may show as
+// it was or as it is.
 import type { Prisma } from "../../db/client.ts";
 import type { Account, Bookmark, DriveFile, List, Reaction } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";

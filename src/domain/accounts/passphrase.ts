@@ -1,7 +1,8 @@
-// Passphrases are stored as bcrypt over a SHA-256 pre-hash (docs/accounts.md#passphrases): bcrypt reads only
-// 72 bytes, and passphrases reach 512 characters. Hashing runs natively on libuv's thread pool
-// (@node-rs/bcrypt), so a login never holds the event loop for the 100-250 ms a hash costs; its
-// hashes are the same $2b$ format, and hashes made before ($2a$, $2b$ by bcryptjs) still verify.
+// Passphrases are stored as bcrypt over a SHA-256 pre-hash (docs/accounts.md#passphrases): bcrypt
+// reads only 72 bytes, and passphrases reach 512 characters. Hashing runs natively on libuv's
+// thread pool (@node-rs/bcrypt), so a login never holds the event loop for the 100-250 ms a hash
+// costs; its hashes are the same $2b$ format, and hashes made before ($2a$, $2b$ by bcryptjs) still
+// verify.
 import { createHash } from "node:crypto";
 import os from "node:os";
 import { hash, verify } from "@node-rs/bcrypt";

@@ -37,7 +37,8 @@ const ALL_DIGITS = /^[0-9]+$/;
 // Nothing visible: white space, and code points drawn as nothing (zero-width space and joiners,
 // the Hangul fillers, variation selectors).
 const BLANK = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}]*$/u;
-// No space, tab, full-width space, newline or NUL (docs/accounts.md#field-rules): no white space or control character.
+// No space, tab, full-width space, newline or NUL (docs/accounts.md#field-rules): no white space or
+// control character.
 const PASSPHRASE_FORBIDDEN = /[\s\p{Cc}]/u;
 // Control characters other than tab and line feed, and the non-characters U+FFFE and U+FFFF.
 const CONTROL = /[^\P{Cc}\t\n]|[\ufffe\uffff]/u;
@@ -46,8 +47,9 @@ const emailFormat = z.email();
 /**
  * A name a new account may take (docs/accounts.md#names), and not all digits: a path segment of
  * digits is an account's id (docs/http.md#account-paths), and an id stays its account's once the
- * account is deleted (docs/accounts.md#deletion), so such a name could only shadow an id or be shadowed by one. Refusing every all-digit
- * name needs no look-up and leaves no race with the id of an account being created.
+ * account is deleted (docs/accounts.md#deletion), so such a name could only shadow an id or be
+ * shadowed by one. Refusing every all-digit name needs no look-up and leaves no race with the id of
+ * an account being created.
  */
 export function checkAccountName(name: string): void {
   if (!NAME.test(name) || ALL_DIGITS.test(name)) throw new DomainError("INVALID_ACCOUNT_NAME");
@@ -113,7 +115,10 @@ export function localNameOf(text: string, host: string): string | undefined {
   return NAME.test(name) ? name : undefined;
 }
 
-/** How a path segment names an account (docs/http.md#account-paths): an existing account's id, else a name. */
+/**
+ * How a path segment names an account (docs/http.md#account-paths): an existing account's id, else
+ * a name.
+ */
 export function accountSelector(segment: string, host: string): { id?: bigint; nameKey?: string } {
   const name = localNameOf(segment, host);
   return { id: parseSnowflake(segment), nameKey: name === undefined ? undefined : keyOf(name) };

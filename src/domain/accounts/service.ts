@@ -34,7 +34,10 @@ export interface RegisterInput {
   captchaToken: string;
 }
 
-/** Registration (docs/accounts.md#registration, in its order): field rules, then captcha, then uniqueness. */
+/**
+ * Registration (docs/accounts.md#registration, in its order): field rules, then captcha, then
+ * uniqueness.
+ */
 export async function register(ctx: Context, input: RegisterInput): Promise<Account> {
   checkAccountFields(input);
   await checkCaptcha(ctx, input.captchaToken, ctx.caller.ip);

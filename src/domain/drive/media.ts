@@ -1,6 +1,6 @@
-// What an uploaded file is, read from its bytes (docs/drive.md#uploads): the MIME type by file-type, never
-// the client's word; for images a WebP thumbnail (at most 400 px on its long side) and the
-// blurhash of that thumbnail, made by sharp.
+// What an uploaded file is, read from its bytes (docs/drive.md#uploads): the MIME type by
+// file-type, never the client's word; for images a WebP thumbnail (at most 400 px on its long side)
+// and the blurhash of that thumbnail, made by sharp.
 import fs from "node:fs/promises";
 import { encode } from "blurhash";
 import { fileTypeFromFile } from "file-type";

@@ -1,4 +1,5 @@
-// Where a drive file is served (docs/drive.md#file-urls): `{PUBLIC_URL}/files/<id>`, its thumbnail beside it.
+// Where a drive file is served (docs/drive.md#file-urls): `{PUBLIC_URL}/files/<id>`, its thumbnail
+// beside it.
 import type { Config } from "../../config.ts";
 import { Prisma } from "../../db/client.ts";
 

@@ -1,6 +1,6 @@
-// The live events' journal (docs/live.md#resume; migration 20261126150000_live_journal): what streams
-// show, each event at a position (the writing transaction's xid, then the row's seq) that every
-// instance reads in the same order. Rows are read only below the horizon, the oldest
+// The live events' journal (docs/live.md#resume; migration 20261126150000_live_journal): what
+// streams show, each event at a position (the writing transaction's xid, then the row's seq) that
+// every instance reads in the same order. Rows are read only below the horizon, the oldest
 // transaction still running: below it every transaction has ended, so once a position is read
 // nothing can still appear before it. A stream that resumes after a position therefore misses
 // nothing and repeats nothing, however its notes' ids (minted before commit) are ordered.

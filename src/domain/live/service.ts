@@ -1,6 +1,6 @@
-// Opening a live stream (docs/live.md#streams): who may, and what it first sends when resumed. Refusals
-// come here, before the stream, as any operation's errors. Replays are the timelines' own pages
-// of the notes the journal holds between the client's last event and where the stream begins,
+// Opening a live stream (docs/live.md#streams): who may, and what it first sends when resumed.
+// Refusals come here, before the stream, as any operation's errors. Replays are the timelines' own
+// pages of the notes the journal holds between the client's last event and where the stream begins,
 // so a stream shows exactly what its timeline would.
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Context } from "../context.ts";

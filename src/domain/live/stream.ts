@@ -1,5 +1,5 @@
-// One live stream (docs/live.md#events): the events for one client, in order, as an async iterable that
-// both SSE and GraphQL subscriptions read. Bounded: a client that does not keep up is ended
+// One live stream (docs/live.md#events): the events for one client, in order, as an async iterable
+// that both SSE and GraphQL subscriptions read. Bounded: a client that does not keep up is ended
 // (it resumes with Last-Event-ID) rather than grow the server's memory.
 
 import type { Notification } from "../../generated/prisma/client.ts";

@@ -1,7 +1,7 @@
-// Who may see a note (docs/notes.md#visibility): the one rule every reader of notes applies, as a filter.
-// public and home: anyone; followers: the author and accepted followers; direct: the author and
-// the addressee. A frozen author's notes are seen by moderators only; a deleted author's (frozen
-// too, docs/accounts.md#deletion) by nobody.
+// Who may see a note (docs/notes.md#visibility): the one rule every reader of notes applies, as a
+// filter. public and home: anyone; followers: the author and accepted followers; direct: the author
+// and the addressee. A frozen author's notes are seen by moderators only; a deleted author's
+// (frozen too, docs/accounts.md#deletion) by nobody.
 import { Prisma } from "../../db/client.ts";
 import type { Account, Visibility } from "../../generated/prisma/client.ts";
 import { isModerator } from "../sessions/caller.ts";
@@ -72,9 +72,9 @@ export function unfrozenSql(viewer: Pick<Account, "role"> | undefined, author?: 
  */
 export const authorDeletedSql = Prisma.sql`(SELECT a.deleted_at IS NOT NULL FROM accounts a WHERE a.id = n.author_id)`;
 
-// Mutes (docs/accounts.md#mutes) are the viewer's choice, not the note's audience: a muted author's notes
-// stay visible (on the global timeline, its own timeline, by id) but leave the viewer's feeds:
-// home, lists, conversations, search and their streams. Every feed applies this one rule, in
+// Mutes (docs/accounts.md#mutes) are the viewer's choice, not the note's audience: a muted author's
+// notes stay visible (on the global timeline, its own timeline, by id) but leave the viewer's
+// feeds: home, lists, conversations, search and their streams. Every feed applies this one rule, in
 // either form (test/note-loading.test.ts holds them equal).
 
 /** Whether the viewer has not muted the author of a note. */

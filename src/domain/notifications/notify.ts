@@ -1,6 +1,7 @@
-// Writing notifications (docs/notifications.md#who-is-notified): in the transaction of the act that causes them,
-// never to oneself, and never of an account the recipient muted (docs/accounts.md#mutes). Every notice is
-// written by a statement that asks notifiableSql, the one rule, of each row.
+// Writing notifications (docs/notifications.md#who-is-notified): in the transaction of the act that
+// causes them, never to oneself, and never of an account the recipient muted
+// (docs/accounts.md#mutes). Every notice is written by a statement that asks notifiableSql, the one
+// rule, of each row.
 import { Prisma } from "../../db/client.ts";
 import type { NotificationType } from "../../generated/prisma/client.ts";
 import type { Services } from "../context.ts";
@@ -16,8 +17,9 @@ export interface NotificationInput {
 }
 
 /**
- * Whether `recipient` hears of an act of `actor`, in SQL: not its own act (docs/notifications.md#who-is-notified), nor one
- * of an account it muted (a probe of the mutes' primary key, as the feeds make).
+ * Whether `recipient` hears of an act of `actor`, in SQL: not its own act
+ * (docs/notifications.md#who-is-notified), nor one of an account it muted (a probe of the mutes'
+ * primary key, as the feeds make).
  */
 export function notifiableSql(recipient: Prisma.Sql, actor: bigint | Prisma.Sql): Prisma.Sql {
   return Prisma.sql`${recipient} <> ${actor} ${unmutedSql({ id: recipient }, actor)}`;

@@ -1,6 +1,6 @@
-// What a reaction may be (docs/notes.md#reactions): exactly one RGI emoji, by the Unicode property of
-// the regex engine (ZWJ sequences, flags, skin tones and keycaps count as one), or
-// `<:alias:id>` of an existing custom emoji.
+// What a reaction may be (docs/notes.md#reactions): exactly one RGI emoji, by the Unicode property
+// of the regex engine (ZWJ sequences, flags, skin tones and keycaps count as one), or `<:alias:id>`
+// of an existing custom emoji.
 import type { Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
 

@@ -1,7 +1,8 @@
 // Searching notes (docs/search.md): the query language over the notes the caller may
 // see, newest first, at most 100 a page. Meilisearch, when configured, only narrows the
 // candidates: PostgreSQL always applies the exact query and the visibility rule, so both
-// backends return the same notes. Notes by authors the caller muted are left out (docs/accounts.md#mutes).
+// backends return the same notes. Notes by authors the caller muted are left out
+// (docs/accounts.md#mutes).
 import { Prisma, queryRows } from "../../db/client.ts";
 import { checkStorable, keyOf, localNameOf } from "../accounts/rules.ts";
 import type { Context } from "../context.ts";

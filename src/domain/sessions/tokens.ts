@@ -110,7 +110,10 @@ export class TokenIssuer {
   }
 }
 
-/** `expires_in` (docs/accounts.md#tokens): the token's expiry in whole seconds since the service epoch. */
+/**
+ * `expires_in` (docs/accounts.md#tokens): the token's expiry in whole seconds since the service
+ * epoch.
+ */
 export function secondsSinceServiceEpoch(at: Date): number {
   return Math.floor((at.getTime() - SERVICE_EPOCH_MS) / 1000);
 }

@@ -1,5 +1,5 @@
-// The documented export of an account (docs/accounts.md#export) and its view: written as a stream, one
-// page of rows at a time (REST), or built whole (GraphQL's exportAccount).
+// The documented export of an account (docs/accounts.md#export) and its view: written as a stream,
+// one page of rows at a time (REST), or built whole (GraphQL's exportAccount).
 import { z } from "zod";
 import type {
   AccountExport,

@@ -1,5 +1,6 @@
-// Health (docs/running.md#health): whether the process serves, and whether what it needs answers. With
-// Meilisearch, readiness also says whether the index narrows searches, and what to do when not.
+// Health (docs/running.md#health): whether the process serves, and whether what it needs answers.
+// With Meilisearch, readiness also says whether the index narrows searches, and what to do when
+// not.
 import { z } from "zod";
 import { MAX_LAG_SECONDS } from "../../db/replicas.ts";
 import type { Services } from "../../domain/context.ts";

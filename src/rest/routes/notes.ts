@@ -142,8 +142,8 @@ export const noteRoutes = [
     readsFrom: "replica",
     summary: `Every reaction of a note, newest first, ${reactions.REACTIONS_PAGE} a page (extension)`,
     tag: "notes",
-    // Public as GET /notes/{id} is, which shows the newest reactions (docs/notes.md#reaction-list): the note's
-    // own visibility decides.
+    // Public as GET /notes/{id} is, which shows the newest reactions (docs/notes.md#reaction-list):
+    // the note's own visibility decides.
     auth: "public",
     params: noteParams,
     query: z.object({ before_id: querySnowflake.optional() }),

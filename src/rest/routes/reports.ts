@@ -1,4 +1,5 @@
-// Routes of reports (docs/accounts.md#reports): any account reports another; moderators list and resolve.
+// Routes of reports (docs/accounts.md#reports): any account reports another; moderators list and
+// resolve.
 import { z } from "zod";
 import * as reports from "../../domain/reports/service.ts";
 import * as field from "../fields.ts";

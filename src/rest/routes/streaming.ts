@@ -1,5 +1,6 @@
-// Live streams as Server-Sent Events (docs/live.md#streams). Refusals come before the stream, as any
-// route's errors; then each event carries what the matching endpoint returns, built by its view.
+// Live streams as Server-Sent Events (docs/live.md#streams). Refusals come before the stream, as
+// any route's errors; then each event carries what the matching endpoint returns, built by its
+// view.
 import { z } from "zod";
 import type { Context } from "../../domain/context.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
