@@ -103,13 +103,17 @@ export class LiveHub {
         stream.viewer ? s.viewer?.id === stream.viewer.id : !s.viewer && s.ip === stream.ip,
       );
       if (same.length >= MAX_STREAMS) throw new DomainError("RATE_LIMITED");
+      const idle = !this.cursor;
       this.cursor ??= await journalHorizon(this.services.db);
       this.streams.add(stream);
       stream.onEnd(() => {
         this.streams.delete(stream);
         if (!this.streams.size) this.cursor = undefined;
       });
-      this.wake();
+      // The journal was not read while no stream was open: read what came since the horizon.
+      // Otherwise it is read already, as events come (a read per opening would queue a burst of
+      // openings behind as many reads).
+      if (idle) this.wake();
       return this.cursor;
     });
   }
