@@ -331,5 +331,10 @@ describe("120 notifications", () => {
     });
     expect(later.body.announcements).toEqual([]);
     expect(later.body.notifications.map((n: { id: string }) => n.id)).toEqual(ids.slice(50, 100));
+    // Before the oldest: REST's end of a paged list, found in the page's `notifications`.
+    const past = await server.request("GET", `/notifications?${query}&before_id=${ids.at(-1)}`, {
+      token: notified.token,
+    });
+    expectError(past, 404, "NOTHING_LEFT");
   });
 });

@@ -342,10 +342,7 @@ program
     withServices(async (services) => {
       let beforeId: string | undefined;
       for (;;) {
-        const page = await findReports(services, { resolved: options.resolved ?? false, beforeId }).catch((err) => {
-          if (err instanceof DomainError && err.code === "NOTHING_LEFT") return [];
-          throw err;
-        });
+        const page = await findReports(services, { resolved: options.resolved ?? false, beforeId });
         for (const r of page) {
           const notes = r.noteIds.length ? ` notes ${r.noteIds.join(",")}` : "";
           console.log(

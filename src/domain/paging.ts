@@ -1,5 +1,6 @@
-// Paging by id (docs/timelines.md#paging): `before_id` must be a snowflake, and a page asked for with
-// `before_id` that finds nothing older is NOTHING_LEFT rather than [].
+// Paging by id (docs/timelines.md#paging): `before_id` must be a snowflake. A page past the end
+// is returned empty, as any page; each protocol says so its own way (REST's NOTHING_LEFT is
+// src/rest/paging.ts's, a GraphQL connection ends with an empty page).
 import { MAX_STORED_ID, parseSnowflake64 } from "../db/snowflake.ts";
 import { DomainError } from "./errors.ts";
 
@@ -18,10 +19,4 @@ export function parseBeforeId(text: string | undefined): bigint | undefined {
 /** The id filter for a page: older than `before`, or no filter for the first page. */
 export function olderThan(before: bigint | undefined): { id?: { lt: bigint } } {
   return before === undefined ? {} : { id: { lt: before } };
-}
-
-/** A page of a timeline-like list: empty after `before` means NOTHING_LEFT. */
-export function timelinePage<T>(before: bigint | undefined, items: T[]): T[] {
-  if (before !== undefined && items.length === 0) throw new DomainError("NOTHING_LEFT");
-  return items;
 }

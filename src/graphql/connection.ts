@@ -81,12 +81,6 @@ export async function page<T extends { id: bigint }>(
   if (!Number.isInteger(first) || first < 1 || first > size) {
     throw new DomainError("INVALID_REQUEST", { detail: `first must be 1 to ${size}, was ${first}` });
   }
-  let items: T[];
-  try {
-    items = await load(args.after ?? undefined, first + 1);
-  } catch (err) {
-    if (!(err instanceof DomainError && err.code === "NOTHING_LEFT")) throw err;
-    items = [];
-  }
+  const items = await load(args.after ?? undefined, first + 1);
   return { items: items.slice(0, first), hasNextPage: items.length > first };
 }

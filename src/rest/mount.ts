@@ -13,6 +13,7 @@ import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.t
 import type { RateLimits } from "../http/rate-limits.ts";
 import { logAccount } from "../http/request-log.ts";
 import { inlineJsonSchema } from "./openapi.ts";
+import { refusePastTheEnd } from "./paging.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
 
 export const PREFIXES = ["", "/v0"];
@@ -122,6 +123,7 @@ function handlerOf(services: Services, r: Route) {
       } finally {
         await keepWrites(ctx);
       }
+      refusePastTheEnd(r, input.query, result);
       const answer = r.reply(result, ctx);
       await upload?.discard(); // a no-op once the upload became a drive file
       if (idempotent && "record" in idempotent) {

@@ -115,6 +115,11 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
    */
   errors: ErrorCode[];
   overrides?: StatusOverrides;
+  /**
+   * Where a route declaring NOTHING_LEFT, a list paged by `before_id`, has its page's items in
+   * its result, when the result is not the list itself (src/rest/paging.ts).
+   */
+  pageItems?: (result: R) => readonly unknown[];
   run(ctx: Context, input: RouteInput<P, Q, B>): Promise<R>;
   reply(result: R, ctx: Context): RestReply;
 }

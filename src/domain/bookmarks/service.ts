@@ -4,7 +4,7 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { findVisibleNote, NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
 import { visibleTo } from "../notes/visibility.ts";
-import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
+import { olderThan, parseBeforeId } from "../paging.ts";
 import { withReactions } from "../reactions/shown.ts";
 import { requireAccount } from "../sessions/caller.ts";
 
@@ -29,8 +29,8 @@ export async function unbookmark(ctx: Context, noteId: string): Promise<void> {
 }
 
 /**
- * The caller's bookmarked notes it may still see, newest note first, 20 a page. With
- * `beforeId` and nothing older: NOTHING_LEFT (docs/timelines.md#paging).
+ * The caller's bookmarked notes it may still see, newest note first, 20 a page, paged by
+ * `beforeId` (docs/timelines.md#paging).
  */
 /** `limit`: notes per page, at most PAGE + 1 (GraphQL asks one more to know if there is a next page). */
 export async function listBookmarks(ctx: Context, beforeId?: string, limit = PAGE): Promise<NoteView[]> {
@@ -42,5 +42,5 @@ export async function listBookmarks(ctx: Context, beforeId?: string, limit = PAG
     take: Math.min(limit, PAGE + 1),
     include: NOTE_INCLUDE,
   });
-  return timelinePage(before, await withReactions(ctx, notes));
+  return await withReactions(ctx, notes);
 }

@@ -9,7 +9,7 @@ import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
 import { audienceSql, authorDeletedSql, unfrozenSql, unmutedSql, type Viewer } from "../notes/visibility.ts";
 import { notify } from "../notifications/notify.ts";
-import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
+import { olderThan, parseBeforeId } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { authorsPage, type NoteLoader, noteViews, type TimelineQuery } from "../timelines/page.ts";
@@ -79,7 +79,7 @@ export async function listAssignees(
     take: Math.min(limit, ASSIGNEES_PAGE + 1),
     select: ASSIGNEE,
   });
-  return timelinePage(before, page);
+  return page;
 }
 
 /** `list` if the viewer may see it (public, or its own); LIST_NOTFOUND otherwise. */
@@ -151,7 +151,7 @@ export async function listsOf(
     include: WITH_ASSIGNEES,
     take: Math.min(limit, LISTS_PAGE + 1),
   });
-  return timelinePage(before, found);
+  return found;
 }
 
 /** The accounts `ids` name, all of them or ACCOUNT_NOT_FOUND; at most MAX_TARGETS. */

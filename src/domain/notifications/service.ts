@@ -4,7 +4,7 @@ import type { Announcement, Notification } from "../../generated/prisma/client.t
 import { PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
-import { parseBeforeId, timelinePage } from "../paging.ts";
+import { parseBeforeId } from "../paging.ts";
 import { requireAccount } from "../sessions/caller.ts";
 import { REPLAY_PAGE } from "../timelines/page.ts";
 
@@ -61,7 +61,7 @@ export async function listNotifications(ctx: Context, query: NotificationsQuery)
     }),
     before === undefined ? announcementsSince(ctx, caller.id, after, includeRead, limit, query.ids) : [],
   ]);
-  return { notifications: timelinePage(before, notifications), announcements };
+  return { notifications, announcements };
 }
 
 /** The announcements from `after` on, unread ones only unless `includeRead`, newest first. */

@@ -7,7 +7,7 @@ import { DomainError } from "../errors.ts";
 import { findVisibleNote, type NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
 import { notifiableSql } from "../notifications/notify.ts";
-import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
+import { olderThan, parseBeforeId } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import { notesSelectedBy } from "../timelines/page.ts";
 import { checkReactionEmoji } from "./emoji.ts";
@@ -92,5 +92,5 @@ export async function listReactions(
     orderBy: { id: "desc" },
     take: Math.min(limit, REACTIONS_PAGE + 1),
   });
-  return timelinePage(before, page);
+  return page;
 }

@@ -9,7 +9,7 @@ import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "..
 import type { Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { visibleTo } from "../notes/visibility.ts";
-import { parseBeforeId, timelinePage } from "../paging.ts";
+import { parseBeforeId } from "../paging.ts";
 import { MODERATOR_ROLES, requireAccount, requireModerator } from "../sessions/caller.ts";
 
 /** Characters (code points) a report's comment holds at most. */
@@ -90,7 +90,7 @@ export async function findReports(services: Services, query: ReportsQuery = {}):
     take: Math.min(query.limit ?? REPORTS_PAGE, REPORTS_PAGE + 1),
     include: REPORT_INCLUDE,
   });
-  return timelinePage(before, reports);
+  return reports;
 }
 
 /** Closes a report; closing a closed one changes nothing. */

@@ -5,7 +5,7 @@ import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "..
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { notify } from "../notifications/notify.ts";
-import { parseBeforeId, timelinePage } from "../paging.ts";
+import { parseBeforeId } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 
@@ -105,10 +105,7 @@ export async function listFollowRequests(
     include: { requester: { select: PUBLIC_ACCOUNT_SELECT } },
     take: Math.min(limit, FOLLOW_REQUESTS_PAGE + 1),
   });
-  return timelinePage(
-    before,
-    requests.map((r) => r.requester),
-  );
+  return requests.map((r) => r.requester);
 }
 
 /** Accounts a page of followers or followings holds (docs/accounts.md#followers). */
@@ -146,7 +143,8 @@ export async function followsOf(
             : { followerId: account.id, followeeId: before },
       },
     });
-    if (!cursor) throw new DomainError("NOTHING_LEFT");
+    // A before_id that is no follow of this account: nothing is older.
+    if (!cursor) return [];
     older = { OR: [{ createdAt: { lt: cursor.createdAt } }, { createdAt: cursor.createdAt, [other]: { lt: before } }] };
   }
   const follows = await ctx.db.follow.findMany({
@@ -155,10 +153,7 @@ export async function followsOf(
     take: Math.min(limit, FOLLOWS_PAGE + 1),
     include: { follower: { select: PUBLIC_ACCOUNT_SELECT }, followee: { select: PUBLIC_ACCOUNT_SELECT } },
   });
-  return timelinePage(
-    before,
-    follows.map((f) => (side === "followers" ? f.follower : f.followee)),
-  );
+  return follows.map((f) => (side === "followers" ? f.follower : f.followee));
 }
 
 async function isFollowing(ctx: Context, followerId: bigint, followeeId: bigint): Promise<boolean> {

@@ -5,7 +5,7 @@ import type { DriveFile } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql, unmutedSql, visibleTo } from "../notes/visibility.ts";
-import { olderThan, parseBeforeId, timelinePage } from "../paging.ts";
+import { olderThan, parseBeforeId } from "../paging.ts";
 import {
   type NoteReactions,
   parseReactionColumns,
@@ -51,7 +51,7 @@ export async function notePage(
     take: Math.min(query.limit ?? PAGE, PAGE + 1),
     include: NOTE_INCLUDE,
   });
-  return timelinePage(before, await withReactions(ctx, notes));
+  return await withReactions(ctx, notes);
 }
 
 /**
@@ -75,7 +75,7 @@ export async function notesWhere<T = NoteView>(
   const page = Prisma.sql`
     SELECT n.* FROM notes n WHERE ${where} ${noteConditions(before, query)}
     ORDER BY n.id DESC LIMIT ${pageLimit(query)}`;
-  return timelinePage(before, await load(ctx, page));
+  return await load(ctx, page);
 }
 
 /**
@@ -107,7 +107,7 @@ export async function authorsPage<T = NoteView>(
     WHERE ${typeof authors === "bigint" ? Prisma.sql`a.id = ${authors}` : Prisma.sql`a.id IN (${authors})`}
       ${unfrozenSql(viewer, Prisma.raw("a"))} ${feed ? unmutedSql(viewer, Prisma.sql`a.id`) : Prisma.empty}
     ORDER BY n.id DESC LIMIT ${limit}`;
-  return timelinePage(before, await load(ctx, page));
+  return await load(ctx, page);
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
 import { audienceSql, authorDeletedSql, unfrozenSql, unmuted, unmutedSql, type Viewer } from "../notes/visibility.ts";
-import { parseBeforeId, timelinePage } from "../paging.ts";
+import { parseBeforeId } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
@@ -117,13 +117,10 @@ export async function conversations(
     select: PUBLIC_ACCOUNT_SELECT,
   });
   const byId = new Map(accounts.map((a) => [a.id, a]));
-  return timelinePage(
-    before,
-    latest.flatMap((r) => {
-      const account = byId.get(r.partner);
-      return account ? [{ account, updatedAt: snowflakeTime(r.last), lastNoteId: r.last }] : [];
-    }),
-  );
+  return latest.flatMap((r) => {
+    const account = byId.get(r.partner);
+    return account ? [{ account, updatedAt: snowflakeTime(r.last), lastNoteId: r.last }] : [];
+  });
 }
 
 /** The direct notes between the caller and one account, newest first; a muted one's left out. */

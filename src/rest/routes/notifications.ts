@@ -30,6 +30,7 @@ export const notificationRoutes = [
         beforeId: query.before_id,
       }),
     reply: (page, ctx) => ({ status: 200, body: notificationsPageView(ctx, page) }),
+    pageItems: (page) => page.notifications,
   }),
   route({
     method: "POST",
