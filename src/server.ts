@@ -71,7 +71,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     // A live stream is open for as long as its client listens: bounded by streams per account.
     if (request.url.includes("/streaming/")) return;
     // So is a WebSocket (GraphQL subscriptions), and Fastify never answers it: counted, it would
-    // never leave the count; its operations are counted one by one instead (graphql/mount.ts).
+    // never leave the count; its operations are counted one by one instead (graphql/websocket.ts).
     if (request.headers.upgrade?.toLowerCase() === "websocket") return;
     (request as { counted?: boolean }).counted = true;
     if (!inFlight.enter()) {
@@ -101,7 +101,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   });
   app.server.on("request", (request: IncomingMessage) => unused.delete(request.socket));
   // A WebSocket's upgrade request is no "request" event; it is closed at shutdown by its own
-  // protocol (graphql/mount.ts), not cut.
+  // protocol (graphql/websocket.ts), not cut.
   app.server.on("upgrade", (request: IncomingMessage) => unused.delete(request.socket));
   app.addHook("preClose", async () => {
     closing = true;

@@ -37,7 +37,7 @@ export const builder = new SchemaBuilder<{
     onUnusedQuery: null,
   },
   // A DomainError thrown by a service becomes a typed error result carrying its code, except a
-  // failure of the request's credentials: that one is the whole request's, HTTP 401 (mount.ts).
+  // failure of the request's credentials: that one is the whole request's, HTTP 401 (yoga.ts).
   errors: {
     defaultTypes: [DomainError],
     onResolvedError: (error) => {

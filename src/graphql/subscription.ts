@@ -1,5 +1,5 @@
 // Live updates in GraphQL (docs/live.md#subscriptions): the same streams as /streaming/...
-// (src/domain/live), served over SSE by yoga and over WebSocket by graphql-ws (mount.ts). Opening
+// (src/domain/live), served over SSE by yoga and over WebSocket by graphql-ws (websocket.ts). Opening
 // one does every refusal first, thrown as the request's error; a stream that ends (token expiry,
 // freeze, shutdown) completes its subscription. Announcements are not among `notifications`'
 // events: the field yields Notification, and they stay on /streaming/notifications and

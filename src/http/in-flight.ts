@@ -1,5 +1,5 @@
 // The bound on requests in flight (docs/protection.md#overload, MAX_IN_FLIGHT): one count for HTTP
-// requests (server.ts's hooks) and GraphQL operations over WebSocket (graphql/mount.ts), which no
+// requests (server.ts's hooks) and GraphQL operations over WebSocket (graphql/websocket.ts), which no
 // HTTP hook sees once their socket is open.
 
 export class InFlight {

@@ -7,11 +7,11 @@ import { keepWrites } from "../db/replicas.ts";
 import type { Caller, Context, Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
-import { authenticate, optionalAccount, requireAccount, requireModerator } from "../domain/sessions/caller.ts";
+import { optionalAccount, requireAccount, requireModerator } from "../domain/sessions/caller.ts";
+import { callerOf } from "../http/caller.ts";
 import { answerFor, errorBody, sendError } from "../http/errors.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import type { RateLimits } from "../http/rate-limits.ts";
-import { logAccount } from "../http/request-log.ts";
 import { inlineJsonSchema } from "./openapi.ts";
 import { refusePastTheEnd } from "./paging.ts";
 import type { Method, MultipartBody, Route } from "./route.ts";
@@ -81,8 +81,7 @@ function handlerOf(services: Services, r: Route) {
     let idempotent: Idempotency | undefined;
     try {
       const caller: Caller =
-        r.auth === "none" ? { ip: request.ip } : await authenticate(services, credentialsOf(request, r), request.ip);
-      logAccount(request, caller.account?.id);
+        r.auth === "none" ? { ip: request.ip } : await callerOf(services, request, credentialsOf(request, r));
       const ctx: Context = {
         ...services,
         caller,
