@@ -32,6 +32,10 @@ export const LEFT_OUT: Record<string, string> = {
   _prisma_migrations: "made again by applying the same migrations",
   worker_leases: "the snowflake worker ids of running instances; the migration makes the rows",
   search_index_state: "whether a Meilisearch index matches the database: after a restore it is rebuilt",
+  live_events:
+    "the live streams' journal, at positions of this cluster's transaction ids: a restored cluster's own start afresh",
+  instance_leases: "the leases of running instances",
+  search_rebuild_removes: "what a Meilisearch rebuild under way must remove: after a restore the index is rebuilt",
 };
 
 export interface Manifest {
