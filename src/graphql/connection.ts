@@ -1,9 +1,10 @@
-// Relay-style connections for every paged list (docs/http.md#connections): newest first, `first` from 1 to the
-// list's page size, `after` a cursor (the last item's id). A page past the end is empty edges with
-// `hasNextPage: false`; REST's NOTHING_LEFT stays REST's. A connection field returns the
-// connection itself or a DomainError (the errors plugin's `directResult`), so pagination helpers
-// (urql's relayPagination, Relay-style caches) find `edges` and `pageInfo` at the field that takes
-// `first` and `after`, where a `...Success { data }` wrapper would hide them from its arguments.
+// Relay-style connections for every paged list (docs/http.md#connections): newest first, `first`
+// from 1 to the list's page size, `after` a cursor (the last item's id). A page past the end is
+// empty edges with `hasNextPage: false`; REST's NOTHING_LEFT stays REST's. A connection field
+// returns the connection itself or a DomainError (the errors plugin's `directResult`), so
+// pagination helpers (urql's relayPagination, Relay-style caches) find `edges` and `pageInfo` at
+// the field that takes `first` and `after`, where a `...Success { data }` wrapper would hide them
+// from its arguments.
 import type { ObjectRef } from "@pothos/core";
 import { DomainError } from "../domain/errors.ts";
 import { builder } from "./builder.ts";

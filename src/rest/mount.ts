@@ -1,4 +1,4 @@
-// Serves the route table on Fastify, at / and under /v0 (CONTRACT 2).
+// Serves the route table on Fastify, at / and under /v0 (docs/http.md#paths).
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";

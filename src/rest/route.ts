@@ -59,7 +59,8 @@ export interface ResponseHeader {
 }
 
 /**
- * Who may call a route (docs/http.md#public-operations), enforced by rest/mount.ts before the operation runs:
+ * Who may call a route (docs/http.md#public-operations), enforced by rest/mount.ts before the
+ * operation runs:
  * - `none`: credentials are not read (a stale token cannot block a login or a refresh);
  * - `public`: optional; sent credentials must be valid (401 otherwise) and widen what it shows;
  * - `required`: 401 without valid credentials, 403 YOU_ARE_FROZEN for a frozen account;
@@ -81,15 +82,15 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   tag: string;
   auth: Auth;
   /**
-   * A GET whose reads may go to a read replica (docs/fleet.md#read-replicas): one that has replayed the
-   * caller's own writes. Others read the primary.
+   * A GET whose reads may go to a read replica (docs/fleet.md#read-replicas): one that has replayed
+   * the caller's own writes. Others read the primary.
    */
   readsFrom?: "replica";
   /** Credentials may also come as the `access_token` query parameter (a browser's EventSource sends no headers). */
   tokenInQuery?: boolean;
   /**
-   * A rate limit of its own (docs/protection.md#rate-limits) instead of the general one, or "none". The group's
-   * GraphQL fields count against the same counter (`limited` in graphql/builder.ts).
+   * A rate limit of its own (docs/protection.md#rate-limits) instead of the general one, or "none".
+   * The group's GraphQL fields count against the same counter (`limited` in graphql/builder.ts).
    */
   rateLimit?: RateLimitGroup | "none";
   /** The body is multipart/form-data, read as a MultipartBody; `body` then only documents it. */
@@ -109,9 +110,9 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   /** Other answers that are not errors (202, 206, 304, 416). */
   also?: Answer[];
   /**
-   * The domain's codes this route answers (docs/http.md#error-codes), with their statuses from STATUS
-   * or `overrides`. Those of every route (credentials, INVALID_REQUEST, rate limits, outages)
-   * are added by rest/openapi.ts from `auth`, `method` and `rateLimit`.
+   * The domain's codes this route answers (docs/http.md#error-codes), with their statuses from
+   * STATUS or `overrides`. Those of every route (credentials, INVALID_REQUEST, rate limits,
+   * outages) are added by rest/openapi.ts from `auth`, `method` and `rateLimit`.
    */
   errors: ErrorCode[];
   overrides?: StatusOverrides;

@@ -17,16 +17,16 @@ import { authorsPage, type NoteLoader, noteViews, type TimelineQuery } from "../
 export const MAX_TITLE = 100;
 export const MAX_TARGETS = 30;
 /**
- * Assignees a list shows with itself (docs/timelines.md#bounded-lists: a list's size is not bounded,
- * its answer is);
- * `assignee_count` says how many it has, and GET /lists/{id}/assignees pages them all.
+ * Assignees a list shows with itself (docs/timelines.md#bounded-lists: a list's size is not
+ * bounded, its answer is); `assignee_count` says how many it has, and GET /lists/{id}/assignees
+ * pages them all.
  */
 export const ASSIGNEES_SHOWN = 100;
 export const ASSIGNEES_PAGE = 100;
 /**
- * Lists GET /lists/accounts/{id} answers at once (docs/timelines.md#bounded-lists): how many lists an account owns is
- * not bounded, and each carries up to ASSIGNEES_SHOWN assignees, so a page of 20 is at most
- * 2,000 of them (about 150 KB); `before_id` (a list id) pages further, newest first.
+ * Lists GET /lists/accounts/{id} answers at once (docs/timelines.md#bounded-lists): how many lists
+ * an account owns is not bounded, and each carries up to ASSIGNEES_SHOWN assignees, so a page of 20
+ * is at most 2,000 of them (about 150 KB); `before_id` (a list id) pages further, newest first.
  */
 export const LISTS_PAGE = 20;
 

@@ -19,7 +19,10 @@ export interface NotificationsQuery {
   beforeId?: string;
   /** One notification more than `limit`, to tell whether there is a next page. */
   peek?: boolean;
-  /** Only these, read or not: what a resumed live stream missed (docs/live.md#resume), REPLAY_PAGE at most. */
+  /**
+   * Only these, read or not: what a resumed live stream missed (docs/live.md#resume), REPLAY_PAGE
+   * at most.
+   */
   ids?: bigint[];
 }
 

@@ -50,7 +50,8 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
     if (foreignKeyViolation(err)) throw new DomainError("NOTE_NOT_FOUND"); // deleted meanwhile
     throw err;
   }
-  // Deleted since its token was read: the token is one of a deleted account's (docs/accounts.md#deletion).
+  // Deleted since its token was read: the token is one of a deleted account's
+  // (docs/accounts.md#deletion).
   if (!outcome.alive) throw new DomainError("INVALID_TOKEN", { credentials: true });
   if (!outcome.visible) throw new DomainError("NOTE_NOT_FOUND");
   if (outcome.blocked) throw new DomainError("YOU_ARE_BLOCKED");

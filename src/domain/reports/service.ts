@@ -1,7 +1,7 @@
-// Reports (docs/accounts.md#reports): an account reports another to the moderators, with a comment and notes
-// of its as evidence; every moderator and admin hears of it from the system (the
-// `system` actor of docs/notifications.md#shape, a `reported` notification carrying the report's id); moderators list them,
-// newest first, and resolve them.
+// Reports (docs/accounts.md#reports): an account reports another to the moderators, with a comment
+// and notes of its as evidence; every moderator and admin hears of it from the system (the `system`
+// actor of docs/notifications.md#shape, a `reported` notification carrying the report's id);
+// moderators list them, newest first, and resolve them.
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Report } from "../../generated/prisma/client.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";

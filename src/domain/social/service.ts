@@ -206,9 +206,9 @@ export async function unblock(ctx: Context, nameOrId: string): Promise<void> {
 }
 
 /**
- * Mutes an account (docs/accounts.md#mutes): its notes leave the caller's feeds and it causes the caller no
- * notifications (src/domain/notes/visibility.ts unmuted, the one rule). Nothing else changes,
- * and nobody but the caller can tell. Idempotent.
+ * Mutes an account (docs/accounts.md#mutes): its notes leave the caller's feeds and it causes the
+ * caller no notifications (src/domain/notes/visibility.ts unmuted, the one rule). Nothing else
+ * changes, and nobody but the caller can tell. Idempotent.
  */
 export async function mute(ctx: Context, nameOrId: string): Promise<void> {
   const { caller, other } = await target(ctx, nameOrId);

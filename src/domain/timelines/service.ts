@@ -65,7 +65,8 @@ export function homeMayHaveShown(me: Viewer): Prisma.Sql {
 
 /**
  * An account's notes the caller may see, direct ones apart; refused to those it blocks. Shown
- * though the caller muted it: it asked for them (docs/accounts.md#mutes: a mute narrows only its feeds).
+ * though the caller muted it: it asked for them (docs/accounts.md#mutes: a mute narrows only its
+ * feeds).
  */
 export async function accountTimeline<T = NoteView>(
   ctx: Context,
@@ -92,8 +93,8 @@ export const CONVERSATIONS_PAGE = 100;
 /**
  * One entry per account the caller exchanged direct notes with, most recent first,
  * CONVERSATIONS_PAGE a page. `beforeId` (an entry's `lastNoteId`) starts below that entry, with
- * timelines' paging rules (docs/timelines.md#bounded-lists: REST had answered the first 100 with no way to the rest). An
- * account the caller muted has no entry.
+ * timelines' paging rules (docs/timelines.md#bounded-lists: REST had answered the first 100 with no
+ * way to the rest). An account the caller muted has no entry.
  */
 export async function conversations(
   ctx: Context,
