@@ -55,7 +55,9 @@ describe("GraphQL bounds", () => {
     expect(answer.body.errors[0].message).toMatch(/alias|token/i);
     expect(answer.body.data).toBeUndefined();
     expect(answer.queries).toBe(0);
-    expect(grown).toBeLessThan(10 * 1024 * 1024);
+    // RSS also holds garbage not yet collected: a bound, not an exact figure (12 MB seen on a
+    // busy machine); running the aliases would be hundreds of megabytes and queries.
+    expect(grown).toBeLessThan(24 * 1024 * 1024);
   });
 
   it(`allows ${MAX_ALIASES} aliases and refuses ${MAX_ALIASES + 1}`, async () => {
