@@ -56,7 +56,7 @@ describe("GraphQL bounds", () => {
     expect(answer.body.data).toBeUndefined();
     expect(answer.queries).toBe(0);
     // RSS also holds garbage not yet collected: a bound, not an exact figure (12 MB seen on a
-    // busy machine); running the aliases would be hundreds of megabytes and queries.
+    // busy machine); that nothing ran is what `queries` proves.
     expect(grown).toBeLessThan(24 * 1024 * 1024);
   });
 
