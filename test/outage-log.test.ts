@@ -3,17 +3,11 @@
 // starts and once when it ends, not once per request with a stack trace; GraphQL's errors are
 // logged with their message and stack, not as `{"0":{}}`. The server runs on a PostgreSQL of this
 // file's own, which the test stops and starts.
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureDatabase } from "../src/db/database.ts";
-import { EmbeddedPostgres } from "../src/db/embedded-postgres.ts";
-import { migrate } from "../src/db/migrate.ts";
 import { createLogger } from "../src/log.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
-import { freePort } from "./support/net.ts";
+import { type OwnCluster, startOwnCluster } from "./support/own-cluster.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 interface Line {
@@ -31,26 +25,19 @@ const captured = new Writable({
   },
 });
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-outage-log-"));
-fs.chmodSync(dir, 0o755);
-let cluster: EmbeddedPostgres;
+let own: OwnCluster;
 let server: TestServer;
 let alice: TestAccount;
 
 beforeAll(async () => {
-  const port = await freePort();
-  cluster = new EmbeddedPostgres({ dataDir: path.join(dir, "pg"), port });
-  await cluster.start();
-  await ensureDatabase(cluster.url(), "murmur");
-  await migrate(cluster.url("murmur"));
-  server = await startTestServer({}, cluster.url("murmur"), createLogger("info", captured));
+  own = await startOwnCluster("outage-log");
+  server = await startTestServer({}, own.url, createLogger("info", captured));
   alice = await account(server, "alice");
 }, 60_000);
 
 afterAll(async () => {
   await server?.close();
-  await cluster?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await own?.remove();
 });
 
 /** What a request's access log says (Fastify's two lines): not what this test counts. */
@@ -80,14 +67,14 @@ describe("an outage in the log", () => {
     expect(await round()).toEqual([200, 201, 200, 200, 200]);
 
     const before = lines.length;
-    await cluster.stop();
+    await own.cluster.stop();
     let refused = 0;
     for (let i = 0; i < 30; i++) {
       const statuses = await round();
       expect(statuses).toEqual([503, 503, 503, 503, 503]);
       refused += statuses.length;
     }
-    await cluster.start();
+    await own.cluster.start();
     const deadline = Date.now() + 30_000;
     while ((await round()).some((status) => status >= 500) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -3,38 +3,24 @@
 // when it comes back on the same address the server recovers by itself, with no restart, and every
 // note it acknowledged with 201 is there. The server runs on a PostgreSQL of this file's own, which
 // the test stops and starts.
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureDatabase } from "../src/db/database.ts";
-import { EmbeddedPostgres } from "../src/db/embedded-postgres.ts";
-import { migrate } from "../src/db/migrate.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
-import { freePort } from "./support/net.ts";
+import { type OwnCluster, startOwnCluster } from "./support/own-cluster.ts";
 import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-outage-"));
-fs.chmodSync(dir, 0o755);
-let cluster: EmbeddedPostgres;
+let own: OwnCluster;
 let server: TestServer;
 let alice: TestAccount;
 
 beforeAll(async () => {
-  // A fixed port, so the restarted cluster is where the server's pool looks for it.
-  const port = await freePort();
-  cluster = new EmbeddedPostgres({ dataDir: path.join(dir, "pg"), port });
-  await cluster.start();
-  await ensureDatabase(cluster.url(), "murmur");
-  await migrate(cluster.url("murmur"));
-  server = await startTestServer({}, cluster.url("murmur"));
+  own = await startOwnCluster("outage");
+  server = await startTestServer({}, own.url);
   alice = await account(server, "alice");
 }, 60_000);
 
 afterAll(async () => {
   await server?.close();
-  await cluster?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await own?.remove();
 });
 
 interface Outcome {
@@ -68,11 +54,11 @@ describe("the database stopped under load", () => {
 
     await new Promise((resolve) => setTimeout(resolve, 500));
     const stoppedAt = Date.now();
-    await cluster.stop();
+    await own.cluster.stop();
     const downAt = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const restartAt = Date.now();
-    await cluster.start();
+    await own.cluster.start();
     const upAt = Date.now();
     // Recovery: a success after the restart, for readers and writers alike.
     const deadline = Date.now() + 30_000;

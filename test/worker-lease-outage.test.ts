@@ -3,43 +3,29 @@
 // (another instance may take its expired id), writes answer 503 and /readyz says why, and once the
 // database answers again it leases a worker id again by itself and writes go through. The
 // PostgreSQL is this file's own, which the test stops and starts.
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import { createDb, type Db } from "../src/db/client.ts";
-import { ensureDatabase } from "../src/db/database.ts";
-import { EmbeddedPostgres } from "../src/db/embedded-postgres.ts";
-import { migrate } from "../src/db/migrate.ts";
 import { SnowflakeGenerator } from "../src/db/snowflake.ts";
 import { leaseWorkerId } from "../src/db/worker-lease.ts";
 import { DomainError } from "../src/domain/errors.ts";
 import { createLogger } from "../src/log.ts";
 import { mailedToken, PASSPHRASE } from "./support/fixtures.ts";
 import { type Instance, startInstance } from "./support/instances.ts";
-import { freePort } from "./support/net.ts";
+import { type OwnCluster, startOwnCluster } from "./support/own-cluster.ts";
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-lease-outage-"));
-fs.chmodSync(dir, 0o755);
-let cluster: EmbeddedPostgres;
+let own: OwnCluster;
 let db: Db | undefined;
 let instance: Instance | undefined;
 
 beforeAll(async () => {
-  // A fixed port, so the restarted cluster is where the pools look for it.
-  const port = await freePort();
-  cluster = new EmbeddedPostgres({ dataDir: path.join(dir, "pg"), port });
-  await cluster.start();
-  await ensureDatabase(cluster.url(), "murmur");
-  await migrate(cluster.url("murmur"));
+  own = await startOwnCluster("lease-outage");
 }, 60_000);
 
 afterAll(async () => {
   await instance?.stop("SIGKILL");
   await db?.$disconnect();
-  await cluster?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await own?.remove();
 });
 
 async function until(what: string, done: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
@@ -64,13 +50,13 @@ describe("the database out of reach for longer than the worker id's lease", () =
         done();
       },
     });
-    db = createDb(cluster.url("murmur"), () => {});
+    db = createDb(own.url, () => {});
     const lease = await leaseWorkerId(db, createLogger("info", captured), 1);
     const ids = new SnowflakeGenerator(lease.current);
     const workerId = lease.workerId;
     const before = ids.next();
 
-    await cluster.stop();
+    await own.cluster.stop();
     try {
       await until("the lease is lost", () => lease.current() === undefined);
       // Some renewals later, still refused: it waits rather than ends the process.
@@ -84,7 +70,7 @@ describe("the database out of reach for longer than the worker id's lease", () =
         expect((err as DomainError).code).toBe("SERVICE_UNAVAILABLE");
       }
     } finally {
-      await cluster.start();
+      await own.cluster.start();
     }
     await until("a worker id is held again", () => lease.current() !== undefined);
     // No other instance took it meanwhile: its own id again.
@@ -111,7 +97,7 @@ describe("the database out of reach for longer than the worker id's lease", () =
   it("a server keeps running, answers 503 and says why in /readyz, and accepts notes again once it is back", async () => {
     // No WORKER_ID: the server leases one, for 2 s.
     instance = await startInstance({
-      DATABASE_URL: cluster.url("murmur"),
+      DATABASE_URL: own.url,
       WORKER_LEASE_SECONDS: "2",
       LOG_LEVEL: "info",
     });
@@ -141,7 +127,7 @@ describe("the database out of reach for longer than the worker id's lease", () =
     expect((await call("POST", "/notes", { content: "before" }, token)).status).toBe(201);
 
     const lost = () => server.output().includes("lease expired before it could be renewed");
-    await cluster.stop();
+    await own.cluster.stop();
     try {
       await until("the server says its lease is lost", lost);
       // Said once each: the renewals failing, the lease lost.
@@ -169,7 +155,7 @@ describe("the database out of reach for longer than the worker id's lease", () =
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(server.child.exitCode).toBeNull();
     } finally {
-      await cluster.start();
+      await own.cluster.start();
     }
     let after = { status: 0, body: undefined as { id?: string } | undefined };
     await until("a note is accepted again", async () => {
