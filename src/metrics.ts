@@ -5,9 +5,10 @@
 // One registry per instance of the server, so that several in one process (the tests) keep apart.
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Config } from "./config.ts";
 import { type Db, poolUse } from "./db/client.ts";
-import type { Services } from "./domain/context.ts";
 import { DomainError } from "./domain/errors.ts";
 
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -71,7 +72,7 @@ export class Metrics {
   });
 
   /** `liveStreams`: how many are open now, read at each scrape (the hub is built after the metrics). */
-  constructor(services: Pick<Services, "db" | "log"> & { liveStreams: () => number }) {
+  constructor(services: { db: Db; log: Logger; liveStreams: () => number }) {
     const db: Db = services.db;
     collectDefaultMetrics({ register: this.registry });
     const pool = (name: string, help: string, read: (use: NonNullable<ReturnType<typeof poolUse>>) => number) =>
@@ -221,7 +222,7 @@ export class Metrics {
  * figures of traffic and load are not for everyone. In production, none without it: no token
  * would open it, so it is not there (404) rather than asking for one (401).
  */
-export async function scrapeMetrics(services: Services, authorization?: string) {
+export async function scrapeMetrics(services: { config: Config; metrics: Metrics }, authorization?: string) {
   const token = services.config.metricsToken;
   if (token === undefined && services.config.production) throw new DomainError("NOT_FOUND");
   if (token !== undefined) {

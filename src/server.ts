@@ -6,7 +6,6 @@ import type { Duplex } from "node:stream";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import type { Services } from "./domain/context.ts";
 import { mountGraphql } from "./graphql/mount.ts";
 import { registerCors } from "./http/cors.ts";
 import { sendError } from "./http/errors.ts";
@@ -18,8 +17,9 @@ import { registerUnreadBodyDrain } from "./http/unread-body.ts";
 import { MethodIndex, mountRoutes } from "./rest/mount.ts";
 import { openApiDocument } from "./rest/openapi.ts";
 import { routes } from "./rest/routes.ts";
+import type { AppServices } from "./services.ts";
 
-export async function buildServer(services: Services): Promise<FastifyInstance> {
+export async function buildServer(services: AppServices): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,

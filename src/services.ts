@@ -19,9 +19,17 @@ import { createMeilisearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
 import type { Storage } from "./storage/storage.ts";
 
+/** What one process runs: the domain's services, with what only the process and its edges use. */
+export interface AppServices extends Services {
+  /** This instance's live streams (docs/live.md#fan-out); the contexts of requests carry it to openStream. */
+  live?: LiveHub;
+  /** Sends the mail queue (src/mail/queue.ts); the domain queues mail with queueMail in its transactions. */
+  mail: MailWorker;
+}
+
 // Redis (ioredis) and S3 (the AWS SDK) are loaded only when configured: resident memory an
 // instance without them does not spend.
-export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<Services> {
+export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<AppServices> {
   const instanceId = newInstanceId();
   // Writes made here are forgotten at once; the database announces them, and others', a moment later.
   const db = createDb(withSessionName(databaseUrl, instanceId), (id) => callers.forget(id));
@@ -33,7 +41,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   const workerLease =
     config.workerId === undefined ? await leaseWorkerId(db, log, config.workerLeaseSeconds) : undefined;
   const metrics = new Metrics({ db, log, liveStreams: () => services.live?.open ?? 0 });
-  const services: Services = {
+  const services: AppServices = {
     config,
     db,
     redis,
@@ -74,7 +82,7 @@ export async function createStorage(config: Config): Promise<Storage> {
   return createS3Storage({ ...config.s3, scratchDir: s3ScratchDir(config.dataDir) });
 }
 
-export async function closeServices(services: Services): Promise<void> {
+export async function closeServices(services: AppServices): Promise<void> {
   await services.live?.close();
   await services.mail.stop();
   await services.callers.close();

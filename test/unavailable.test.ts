@@ -4,14 +4,13 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.ts";
-import type { Services } from "../src/domain/context.ts";
 import { createLogger } from "../src/log.ts";
 import { buildServer } from "../src/server.ts";
-import { closeServices, createServices } from "../src/services.ts";
+import { type AppServices, closeServices, createServices } from "../src/services.ts";
 import { freePort } from "./support/net.ts";
 
 let app: FastifyInstance;
-let services: Services;
+let services: AppServices;
 
 beforeAll(async () => {
   // A port nothing listens on: connections are refused at once.

@@ -7,24 +7,25 @@ import type { InstanceLease } from "../db/instance-lease.ts";
 import type { ReadRouting } from "../db/replicas.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
 import type { WorkerLease } from "../db/worker-lease.ts";
-import type { MailWorker } from "../mail/queue.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Redis } from "../redis.ts";
 import type { SearchIndex } from "../search/meilisearch.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { DomainError } from "./errors.ts";
-import type { LiveHub } from "./live/hub.ts";
 import type { CallerAccount, CallerCache } from "./sessions/caller-cache.ts";
 import type { TokenIssuer } from "./sessions/tokens.ts";
 
+/**
+ * What the domain is handed. The process holds more (src/services.ts's AppServices: its live
+ * streams, its mail worker), which the domain does not name: this type's imports lead to no
+ * module that imports it back.
+ */
 export interface Services {
   config: Config;
   /** The primary; in a request that only reads, maybe a replica (docs/fleet.md#read-replicas). */
   db: Db;
   /** Shared with the fleet, when REDIS_URL is set. */
   redis?: Redis;
-  /** This instance's live streams (docs/live.md#fan-out). */
-  live?: LiveHub;
   /** Read replicas, when DATABASE_REPLICA_URL is set. */
   replicas?: ReadRouting;
   ids: SnowflakeGenerator;
@@ -35,8 +36,6 @@ export interface Services {
   tokens: TokenIssuer;
   /** Recent callers' accounts, kept while PostgreSQL reports every change to them. */
   callers: CallerCache;
-  /** Sends the mail queue (src/mail/queue.ts); the domain queues mail with queueMail in its transactions. */
-  mail: MailWorker;
   captcha: CaptchaVerifier;
   storage: Storage;
   /** Meilisearch, when MEILI_URL is set; search then narrows its candidates with it. */

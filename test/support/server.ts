@@ -8,10 +8,9 @@ import type { Logger } from "pino";
 import { inject } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { ensureDatabase } from "../../src/db/database.ts";
-import type { Services } from "../../src/domain/context.ts";
 import { createLogger } from "../../src/log.ts";
 import { buildServer } from "../../src/server.ts";
-import { closeServices, createServices } from "../../src/services.ts";
+import { type AppServices, closeServices, createServices } from "../../src/services.ts";
 import { checkEveryAnswer } from "./document-check.ts";
 import { databaseUrl } from "./global-setup.ts";
 
@@ -35,7 +34,7 @@ export interface RequestOptions {
 
 export interface TestServer {
   app: FastifyInstance;
-  services: Services;
+  services: AppServices;
   dataDir: string;
   databaseUrl: string;
   request(method: string, url: string, options?: RequestOptions): Promise<Answer>;

@@ -10,6 +10,7 @@ import { listNotifications } from "../notifications/service.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import { REPLAY_PAGE } from "../timelines/page.ts";
 import { timeline } from "../timelines/service.ts";
+import type { LiveHub } from "./hub.ts";
 import { isAfter, notesCreatedBetween, notificationsBetween, type Position, positionOf } from "./journal.ts";
 import { type LiveEvent, LiveStream, type StreamKind } from "./stream.ts";
 
@@ -19,7 +20,14 @@ export interface StreamOptions {
   lastEventId?: string;
 }
 
-export async function openStream(ctx: Context, kind: StreamKind, options: StreamOptions = {}): Promise<LiveStream> {
+/**
+ * A request's context with this instance's hub, which the domain's Services leave out (a type
+ * naming the hub would import back the services it is built on): an edge's context carries it,
+ * spread from the process's services (src/services.ts); without one, SERVICE_UNAVAILABLE.
+ */
+export type LiveContext = Context & { live?: LiveHub };
+
+export async function openStream(ctx: LiveContext, kind: StreamKind, options: StreamOptions = {}): Promise<LiveStream> {
   const viewer = kind === "global" ? optionalAccount(ctx) : requireAccount(ctx);
   const list = kind === "list" ? await readableList(ctx, options.listId ?? "") : undefined;
   let lastEventId: bigint | undefined;
