@@ -162,7 +162,12 @@ export class LiveHub {
         let j = i + 1;
         while (j < events.length && events[j].kind === events[i].kind) j++;
         const run = events.slice(i, j);
-        await this.announced(run).catch((err) => this.services.log.warn({ err }, "live update not delivered"));
+        await this.announced(run).catch((err) => {
+          // Its streams may have missed these events: they end, and their clients resume with
+          // Last-Event-ID, whose replay reads them again.
+          this.services.log.warn({ err }, "live update not delivered: its streams end, to resume");
+          this.endAll("missed");
+        });
         if (this.cursor) this.cursor = run[run.length - 1].at;
         i = j;
       }
