@@ -15,16 +15,23 @@ import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { createMailer } from "./mail/mailer.ts";
 import { MailWorker } from "./mail/queue.ts";
 import { Metrics } from "./metrics.ts";
-import { createMeilisearchIndex } from "./search/meilisearch.ts";
+import { createMeilisearchIndex, type SearchIndex } from "./search/meilisearch.ts";
 import { createLocalStorage } from "./storage/local.ts";
 import type { Storage } from "./storage/storage.ts";
 
-/** What one process runs: the domain's services, with what only the process and its edges use. */
+/**
+ * What one process runs: the domain's services as the classes behind them, with what only the
+ * process and its edges use.
+ */
 export interface AppServices extends Services {
   /** This instance's live streams (docs/live.md#fan-out); the contexts of requests carry it to openStream. */
   live?: LiveHub;
   /** Sends the mail queue (src/mail/queue.ts); the domain queues mail with queueMail in its transactions. */
   mail: MailWorker;
+  /** Meilisearch, when MEILI_URL is set: also prepared, written and rebuilt, by its worker and the CLI. */
+  search?: SearchIndex;
+  /** What GET /metrics reports of this instance. */
+  metrics: Metrics;
 }
 
 // Redis (ioredis) and S3 (the AWS SDK) are loaded only when configured: resident memory an

@@ -23,7 +23,7 @@ import { addCustomEmoji } from "../domain/emoji/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { findReports } from "../domain/reports/service.ts";
 import { createLogger } from "../log.ts";
-import { closeServices, createServices, createStorage } from "../services.ts";
+import { type AppServices, closeServices, createServices, createStorage } from "../services.ts";
 import type { Storage } from "../storage/storage.ts";
 import { backupDatabase } from "./backup.ts";
 import { readPassphrase } from "./passphrase.ts";
@@ -72,7 +72,7 @@ function naming<T>(name: string, work: Promise<T>): Promise<T> {
 }
 
 /** Runs `task` with the services on the configured database, then releases them. */
-async function withServices(task: (services: Services, databaseUrl: string) => Promise<void>): Promise<void> {
+async function withServices(task: (services: AppServices, databaseUrl: string) => Promise<void>): Promise<void> {
   const config = loadConfig();
   const log = createLogger(process.env.LOG_LEVEL ?? "warn");
   const database = await startDatabase(config, (message) => log.info(message));

@@ -1,10 +1,10 @@
 // `search reindex`: rebuilds the Meilisearch index from PostgreSQL into a fresh index, swapped in
 // when complete, so searches are never blocked (src/search/rebuild.ts says how no note is lost).
 import { SingleBar } from "cli-progress";
-import type { Services } from "../domain/context.ts";
 import { rebuildSearchIndex } from "../search/rebuild.ts";
+import type { AppServices } from "../services.ts";
 
-export async function reindexSearch(services: Services): Promise<void> {
+export async function reindexSearch(services: AppServices): Promise<void> {
   if (!services.search) {
     console.log("MEILI_URL is not set: search runs on PostgreSQL, whose indexes need no rebuild.");
     return;

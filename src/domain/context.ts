@@ -7,18 +7,17 @@ import type { InstanceLease } from "../db/instance-lease.ts";
 import type { ReadRouting } from "../db/replicas.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
 import type { WorkerLease } from "../db/worker-lease.ts";
-import type { Metrics } from "../metrics.ts";
 import type { Redis } from "../redis.ts";
-import type { SearchIndex } from "../search/meilisearch.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { DomainError } from "./errors.ts";
+import type { IndexOutcome, SearchNarrowing } from "./search/narrowing.ts";
 import type { CallerAccount, CallerCache } from "./sessions/caller-cache.ts";
 import type { TokenIssuer } from "./sessions/tokens.ts";
 
 /**
- * What the domain is handed. The process holds more (src/services.ts's AppServices: its live
- * streams, its mail worker), which the domain does not name: this type's imports lead to no
- * module that imports it back.
+ * What the domain is handed: of the process's services (src/services.ts's AppServices), what the
+ * domain uses of each, as small interfaces rather than their classes; its live streams and mail
+ * worker not at all. So this type's imports lead to no module that imports it back.
  */
 export interface Services {
   config: Config;
@@ -39,10 +38,15 @@ export interface Services {
   captcha: CaptchaVerifier;
   storage: Storage;
   /** Meilisearch, when MEILI_URL is set; search then narrows its candidates with it. */
-  search?: SearchIndex;
+  search?: SearchNarrowing;
   log: Logger;
-  /** What GET /metrics reports of this instance. */
-  metrics: Metrics;
+  /** What the domain counts for GET /metrics (src/metrics.ts). */
+  metrics: DomainMetrics;
+}
+
+/** What the domain counts for GET /metrics: src/metrics.ts's Metrics counts it, with the rest. */
+export interface DomainMetrics {
+  searchIndexQuery(outcome: IndexOutcome): void;
 }
 
 /** Who is calling: an account, nobody, or credentials that did not check out. */

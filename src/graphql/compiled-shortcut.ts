@@ -1,17 +1,18 @@
 // The compiled-page shortcut at /graphql: a timeline page of a document already answered once is
 // answered by its compiled plan (compiled-pages.ts), the executor answering everything else.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Context, Services } from "../domain/context.ts";
+import type { Context } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import { answerFor } from "../http/errors.ts";
 import { databaseOutage } from "../http/request-log.ts";
+import type { AppServices } from "../services.ts";
 import { graphqlCaller } from "./caller.ts";
 import { answerPage, type CompiledPage, CompiledPages } from "./compiled-pages.ts";
 
 export class CompiledShortcut {
   private readonly compiled = new CompiledPages();
 
-  constructor(private readonly services: Services) {}
+  constructor(private readonly services: AppServices) {}
 
   /**
    * Answers a plain request (a POST without uploads or Idempotency-Key) by its compiled plan:
@@ -40,7 +41,7 @@ export class CompiledShortcut {
  * caller, a list one may not read, a `first` out of range) or a failure is answered there, as it
  * always was.
  */
-async function compiledAnswer(services: Services, request: FastifyRequest, plan: CompiledPage) {
+async function compiledAnswer(services: AppServices, request: FastifyRequest, plan: CompiledPage) {
   try {
     const caller = await graphqlCaller(services, request);
     const ctx: Context = { ...services, caller };

@@ -8,9 +8,9 @@
 // goes out (answer.ts); the caller is resolved once for all of them (caller.ts).
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Services } from "../domain/context.ts";
 import type { InFlight } from "../http/in-flight.ts";
 import type { RateLimits } from "../http/rate-limits.ts";
+import type { AppServices } from "../services.ts";
 import { isEventStream, passEvents, readWhole, rewritten, type WholeAnswer } from "./answer.ts";
 import { emptyBodyAsStream, NOT_UTF8, NOT_UTF8_REFUSAL, registerBodyParsers } from "./body.ts";
 import { MAX_TOKENS } from "./bounds.ts";
@@ -23,7 +23,7 @@ import { type GraphqlYoga, graphqlYoga } from "./yoga.ts";
 
 export async function mountGraphql(
   app: FastifyInstance,
-  services: Services,
+  services: AppServices,
   limits: RateLimits,
   inFlight: InFlight,
 ): Promise<void> {

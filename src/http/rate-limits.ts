@@ -14,6 +14,7 @@ import RedisStore from "@fastify/rate-limit/store/RedisStore.js";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Services } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
+import type { AppServices } from "../services.ts";
 import { logAccount } from "./request-log.ts";
 
 export type RateLimitGroup = "login" | "register" | "upload";
@@ -107,7 +108,7 @@ export interface RateLimits {
   takeRequest(ip: string, authorization: string | undefined): Promise<void>;
 }
 
-export async function registerRateLimits(app: FastifyInstance, services: Services): Promise<RateLimits> {
+export async function registerRateLimits(app: FastifyInstance, services: AppServices): Promise<RateLimits> {
   const multiplier = services.config.rateLimitMultiplier;
   const scaled = (max: number) => Math.max(1, Math.ceil(max * multiplier));
   if (multiplier === 0) return { routeConfig: () => ({}), take: async () => {}, takeRequest: async () => {} };

@@ -4,7 +4,7 @@ import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodType } from "zod";
 import { keepWrites } from "../db/replicas.ts";
-import type { Caller, Context, Services } from "../domain/context.ts";
+import type { Caller, Services } from "../domain/context.ts";
 import { MAX_FILE_SIZE, type ReceivedUpload, receiveUpload } from "../domain/drive/service.ts";
 import { DomainError } from "../domain/errors.ts";
 import { optionalAccount, requireAccount, requireModerator } from "../domain/sessions/caller.ts";
@@ -12,9 +12,10 @@ import { callerOf } from "../http/caller.ts";
 import { answerFor, errorBody, sendError } from "../http/errors.ts";
 import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
 import type { RateLimits } from "../http/rate-limits.ts";
+import type { AppServices } from "../services.ts";
 import { inlineJsonSchema } from "./openapi.ts";
 import { refusePastTheEnd } from "./paging.ts";
-import type { Method, MultipartBody, Route } from "./route.ts";
+import type { Method, MultipartBody, Route, RouteContext } from "./route.ts";
 
 export const PREFIXES = ["", "/v0"];
 
@@ -75,14 +76,14 @@ function credentialsOf(request: FastifyRequest, r: Route): string | undefined {
   return `Bearer ${token}`;
 }
 
-function handlerOf(services: Services, r: Route) {
+function handlerOf(services: AppServices, r: Route) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     let upload: ReceivedUpload | undefined;
     let idempotent: Idempotency | undefined;
     try {
       const caller: Caller =
         r.auth === "none" ? { ip: request.ip } : await callerOf(services, request, credentialsOf(request, r));
-      const ctx: Context = {
+      const ctx: RouteContext = {
         ...services,
         caller,
         readYourWrites: { account: r.method === "GET" ? undefined : caller.account?.id },
@@ -170,7 +171,7 @@ function responseSchemas(r: Route): Record<string, unknown> {
   return schemas;
 }
 
-function addRoutes(app: FastifyInstance, services: Services, routes: Route[], limits: RateLimits): void {
+function addRoutes(app: FastifyInstance, services: AppServices, routes: Route[], limits: RateLimits): void {
   for (const r of routes) {
     const response = responseSchemas(r);
     for (const prefix of PREFIXES) {
@@ -187,7 +188,7 @@ function addRoutes(app: FastifyInstance, services: Services, routes: Route[], li
 
 export async function mountRoutes(
   app: FastifyInstance,
-  services: Services,
+  services: AppServices,
   routes: Route[],
   limits: RateLimits,
 ): Promise<void> {

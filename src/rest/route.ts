@@ -6,6 +6,10 @@ import type { ReceivedUpload } from "../domain/drive/service.ts";
 import type { ErrorCode } from "../domain/errors.ts";
 import type { StatusOverrides } from "../http/errors.ts";
 import type { RateLimitGroup } from "../http/rate-limits.ts";
+import type { AppServices } from "../services.ts";
+
+/** A request's context at REST's edge: the domain's, over the process's services (health and metrics read them whole). */
+export type RouteContext = Context & AppServices;
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -121,7 +125,7 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
    * its result, when the result is not the list itself (src/rest/paging.ts).
    */
   pageItems?: (result: R) => readonly unknown[];
-  run(ctx: Context, input: RouteInput<P, Q, B>): Promise<R>;
+  run(ctx: RouteContext, input: RouteInput<P, Q, B>): Promise<R>;
   reply(result: R, ctx: Context): RestReply;
 }
 

@@ -14,7 +14,8 @@ import { ConsecutiveBreaker, circuitBreaker, handleWhen, type IDisposable } from
 import { LRUCache } from "lru-cache";
 import { Meilisearch, MeilisearchApiError, type Settings, type Task } from "meilisearch";
 import { fold } from "../domain/search/fold.ts";
-import { requiredTerms, type SearchNode } from "../domain/search/query.ts";
+import type { Marker, SearchNarrowing } from "../domain/search/narrowing.ts";
+import { requiredTerms } from "../domain/search/query.ts";
 
 export const DEFAULT_INDEX = "notes";
 /** Most candidates one search takes from Meilisearch; past it, PostgreSQL answers alone. */
@@ -45,15 +46,6 @@ export interface SearchDocument {
   grams: string;
 }
 
-/**
- * The completeness marker: written into the index by a rebuild (as one document no query
- * matches) and into PostgreSQL once every note reached it. The index narrows searches only while
- * both say the same generation, and it was folded the way this code folds.
- */
-export interface Marker {
-  generation: string;
-  folding: number;
-}
 /** The marker as the index holds it: also the outbox position last written (src/search/worker.ts). */
 export interface IndexMarker extends Marker {
   position?: number;
@@ -73,27 +65,8 @@ export type IndexCondition =
   | { state: "missing" }
   | { state: "present"; marker?: IndexMarker; wrongSettings: string[] };
 
-/**
- * What became of a search's use of the index: its candidates narrowed the search; too many hits;
- * an answer that could not be trusted (another marker, settings or a capped answer); Meilisearch
- * failed or did not answer in time; not asked because the circuit is open, or because the query,
- * the marker or the backlog leave nothing to ask. PostgreSQL answers alone in all but the first.
- */
-export type IndexOutcome = "narrowed" | "too_many" | "unusable" | "failed" | "circuit_open" | "not_asked";
-
-export interface SearchIndex {
-  readonly name: string;
-  /**
-   * The ids that may match, or undefined when the index cannot narrow this query: a query it
-   * cannot narrow, too many hits, or an index whose marker is not `expected`.
-   */
-  candidates(
-    tree: SearchNode,
-    before: bigint | undefined,
-    expected: Marker,
-    /** Told why the answer is what it is, when Meilisearch answered. */
-    said?: (outcome: IndexOutcome) => void,
-  ): Promise<bigint[] | undefined>;
+/** The index as its worker, its rebuild and an operator use it: besides what searches ask of it. */
+export interface SearchIndex extends SearchNarrowing {
   upsert(notes: IndexedNote[]): Promise<void>;
   remove(ids: bigint[]): Promise<void>;
   /**

@@ -18,7 +18,8 @@ import { randomUUID } from "node:crypto";
 import os from "node:os";
 import type { Db, Prisma } from "../db/client.ts";
 import { FOLDING_VERSION } from "../domain/search/fold.ts";
-import type { IndexCondition, IndexedNote, Marker, SearchIndex } from "./meilisearch.ts";
+import type { Marker } from "../domain/search/narrowing.ts";
+import type { IndexCondition, IndexedNote, SearchIndex } from "./meilisearch.ts";
 import { upsertChecked } from "./worker.ts";
 
 const BATCH = 2000;

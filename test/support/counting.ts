@@ -4,9 +4,9 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import type { FastifyInstance } from "fastify";
 import type { Db } from "../../src/db/client.ts";
-import type { Services } from "../../src/domain/context.ts";
 import { PrismaClient } from "../../src/generated/prisma/client.ts";
 import { buildServer } from "../../src/server.ts";
+import type { AppServices } from "../../src/services.ts";
 import type { TestServer } from "./server.ts";
 
 export interface Counted {
@@ -24,7 +24,7 @@ export interface CountingApp {
 }
 
 /** `services` replaces some of the test server's (a mailer that records, say). */
-export async function countingApp(server: TestServer, services: Partial<Services> = {}): Promise<CountingApp> {
+export async function countingApp(server: TestServer, services: Partial<AppServices> = {}): Promise<CountingApp> {
   const db = new PrismaClient({
     adapter: new PrismaPg({ connectionString: server.databaseUrl }),
     log: [{ emit: "event", level: "query" }],

@@ -5,9 +5,9 @@
 // is too large to join, or when the database's lower() is not one the index's folding follows.
 import { BrokenCircuitError } from "cockatiel";
 import type { Db } from "../../db/client.ts";
-import type { IndexOutcome, Marker } from "../../search/meilisearch.ts";
 import type { Context } from "../context.ts";
 import { databaseFolding, FOLDING_VERSION } from "./fold.ts";
+import type { IndexOutcome, Marker } from "./narrowing.ts";
 import { requiredTerms, type SearchNode } from "./query.ts";
 
 /** Most waiting notes joined to the index's hits; past it, PostgreSQL answers alone. */

@@ -9,6 +9,7 @@ import { databaseFolding } from "../../domain/search/fold.ts";
 import { RepeatedFailure } from "../../log.ts";
 import { METRICS_CONTENT_TYPE, scrapeMetrics } from "../../metrics.ts";
 import { rebuildRunning, searchIndexCompleteness } from "../../search/rebuild.ts";
+import type { AppServices } from "../../services.ts";
 import { route } from "../route.ts";
 
 const SearchReadiness = z.strictObject({
@@ -89,7 +90,7 @@ const unready = new WeakMap<Services["log"], RepeatedFailure>();
  * Undefined when something needed does not answer (503). Why is logged once when it starts and
  * once when it ends: a load balancer asks every few seconds, each time a stack trace before.
  */
-async function readiness(services: Services): Promise<Readiness | NotReady | undefined> {
+async function readiness(services: AppServices): Promise<Readiness | NotReady | undefined> {
   let said = unready.get(services.log);
   if (!said) {
     said = new RepeatedFailure(
@@ -110,7 +111,7 @@ async function readiness(services: Services): Promise<Readiness | NotReady | und
 }
 
 /** Ready, or which needed dependency is down and the first failure (for the log). */
-async function checkReadiness(services: Services): Promise<Readiness | (NotReady & { failure: unknown })> {
+async function checkReadiness(services: AppServices): Promise<Readiness | (NotReady & { failure: unknown })> {
   const failures: unknown[] = [];
   const check = (done: Promise<unknown>) =>
     done.then(
