@@ -21,6 +21,8 @@ export interface ChurnFigures {
   notes: number;
   notesPerSecond: number;
   reconnects: number;
+  /** Streams the server ended (a reader it found too slow), which the reader resumed at once. */
+  endedByServer: number;
   events: number;
   lost: number;
   repeated: number;
@@ -35,6 +37,10 @@ interface Reader {
   last?: string;
   ids: string[];
   request?: http.ClientRequest;
+  /** Streams the server ended (a client it found slow, say), resumed at once as EventSource would. */
+  endedByServer: number;
+  /** Until the round is over. */
+  open: boolean;
 }
 
 const NOTE_ID = "event: note\nid: ";
@@ -44,6 +50,13 @@ function connect(url: string, reader: Reader, heard: (id: string) => void): void
   if (reader.last) headers["last-event-id"] = reader.last;
   const request = http.get(`${url}/streaming/global`, { headers });
   reader.request = request;
+  const ended = () => {
+    // Not cut by this bench (it replaces reader.request first): the server ended it.
+    if (!reader.open || reader.request !== request) return;
+    reader.endedByServer++;
+    connect(url, reader, heard);
+  };
+  request.on("close", ended);
   request.on("response", (response) => {
     let rest = "";
     response.setEncoding("utf8");
@@ -69,7 +82,13 @@ function connect(url: string, reader: Reader, heard: (id: string) => void): void
 }
 
 async function round(urls: string[], writerTokens: string[], readerTokens: string[], churn: boolean) {
-  const readers: Reader[] = readerTokens.map((token, k) => ({ token, server: k % 2, ids: [] }));
+  const readers: Reader[] = readerTokens.map((token, k) => ({
+    token,
+    server: k % 2,
+    ids: [],
+    endedByServer: 0,
+    open: true,
+  }));
   const answered = new Map<string, number>();
   const received: { id: string; at: number }[] = [];
   const hear = (id: string) => received.push({ id, at: performance.now() });
@@ -105,7 +124,10 @@ async function round(urls: string[], writerTokens: string[], readerTokens: strin
   );
   clearInterval(cutting);
   await new Promise((resolve) => setTimeout(resolve, 3_000));
-  for (const reader of readers) reader.request?.destroy();
+  for (const reader of readers) {
+    reader.open = false;
+    reader.request?.destroy();
+  }
 
   let lost = 0;
   let repeated = 0;
@@ -125,6 +147,7 @@ async function round(urls: string[], writerTokens: string[], readerTokens: strin
   return {
     notes: answered.size,
     reconnects,
+    endedByServer: readers.reduce((sum, r) => sum + r.endedByServer, 0),
     events,
     lost,
     repeated,
@@ -161,6 +184,7 @@ export async function benchChurn(
       notes: churning.notes,
       notesPerSecond: WRITERS * NOTES_PER_WRITER_PER_SECOND,
       reconnects: churning.reconnects,
+      endedByServer: churning.endedByServer + steady.endedByServer,
       events: churning.events,
       lost: churning.lost,
       repeated: churning.repeated,

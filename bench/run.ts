@@ -371,7 +371,7 @@ try {
       `${live.rssPerIdleStreamKb} KB per idle stream (goal < 20); global timeline ${live.globalTimeline.withStreams} req/s meanwhile, ${live.globalTimeline.quiet} without streams`,
   );
   console.log(
-    `Resumed streams: ${churn.streams} global streams on two servers, ${churn.notesPerSecond} notes/s by 8 writers, ${churn.reconnects} abrupt reconnects with Last-Event-ID on the other server: ` +
+    `Resumed streams: ${churn.streams} global streams on two servers, ${churn.notesPerSecond} notes/s by 8 writers, ${churn.reconnects} abrupt reconnects with Last-Event-ID on the other server (and ${churn.endedByServer} streams the server ended, resumed at once): ` +
       `${churn.events.toLocaleString("en")} events, ${churn.lost} lost, ${churn.repeated} repeated (goal 0 and 0), ${churn.outOfIdOrderPercent}% out of id order; ` +
       `delivery p99 ${churn.latencyP99.churning} ms, ${churn.latencyP99.steady} ms without the reconnects`,
   );
