@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it, onTestFailed } from "vitest";
 import { freePort } from "./support/net.ts";
 import { start } from "./support/process.ts";
+import { call as remote } from "./support/remote.ts";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "murmur-chaos-pg-"));
 fs.chmodSync(dataDir, 0o755);
@@ -67,20 +68,9 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
   return { child, base, lines, exited };
 }
 
-async function call(server: Server, method: string, url: string, body?: unknown, token?: string) {
-  const response = await fetch(`${server.base}${url}`, {
-    method,
-    headers: {
-      ...(body ? { "content-type": "application/json" } : {}),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-    // Never a hang: an answer that does not come fails the test.
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+// Never a hang: an answer that does not come within 10 s fails the test.
+const call = (server: Server, method: string, url: string, body?: unknown, token?: string) =>
+  remote({ url: server.base }, method, url, body, token);
 
 const credentials = { name: "phoenix", passphrase: "phoenix-passphrase", captcha_token: "ok" };
 

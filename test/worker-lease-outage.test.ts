@@ -13,6 +13,7 @@ import { createLogger } from "../src/log.ts";
 import { mailedToken, PASSPHRASE } from "./support/fixtures.ts";
 import { type Instance, startInstance } from "./support/instances.ts";
 import { type OwnCluster, startOwnCluster } from "./support/own-cluster.ts";
+import { call as remote } from "./support/remote.ts";
 
 let own: OwnCluster;
 let db: Db | undefined;
@@ -105,19 +106,8 @@ describe("the database out of reach for longer than the worker id's lease", () =
     onTestFailed(() => {
       console.log(server.output());
     });
-    const call = async (method: string, url: string, body?: unknown, token?: string) => {
-      const response = await fetch(`${server.url}${url}`, {
-        method,
-        headers: {
-          ...(body ? { "content-type": "application/json" } : {}),
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-        signal: AbortSignal.timeout(10_000),
-      });
-      const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-    };
+    const call = (method: string, url: string, body?: unknown, token?: string) =>
+      remote(server, method, url, body, token);
     const email = "lease@example.com";
     const credentials = { name: "lease", passphrase: PASSPHRASE, captcha_token: "ok" };
     expect((await call("POST", "/accounts", { ...credentials, email })).status).toBe(200);

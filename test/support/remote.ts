@@ -10,8 +10,8 @@ export interface RemoteAccount {
   token: string;
 }
 
-/** One request to `at`, JSON in and out; `body` undefined sends none. */
-export async function call(at: Instance, method: string, url: string, body?: unknown, token?: string) {
+/** One request to `at`, JSON in and out; `body` undefined sends none. Never a hang: 10 s at most. */
+export async function call(at: Pick<Instance, "url">, method: string, url: string, body?: unknown, token?: string) {
   const response = await fetch(`${at.url}${url}`, {
     method,
     headers: {
@@ -19,10 +19,11 @@ export async function call(at: Instance, method: string, url: string, body?: unk
       ...(token ? { authorization: `Bearer ${token}` } : {}),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
   });
   const text = await response.text();
   // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
+  return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as any };
 }
 
 /**
