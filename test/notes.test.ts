@@ -4,6 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as act from "./support/actions.ts";
+import { cast } from "./support/cast.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image, wav } from "./support/media.ts";
@@ -23,15 +24,7 @@ let mod: TestAccount;
 
 beforeAll(async () => {
   server = await startTestServer();
-  [alice, fol, bob, sam, mod] = await Promise.all([
-    account(server, "alice"),
-    account(server, "fol"),
-    account(server, "bob"),
-    account(server, "sam"),
-    account(server, "mod", "moderator"),
-  ]);
-  const followed = await server.request("POST", "/accounts/alice/follow", { body: {}, token: fol.token });
-  expect(followed.status).toBe(201);
+  ({ alice, follower: fol, bob, stranger: sam, moderator: mod } = await cast(server));
 });
 afterAll(() => server.close());
 

@@ -8,6 +8,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as act from "./support/actions.ts";
+import { cast } from "./support/cast.ts";
 import { expectError } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -25,14 +26,7 @@ let mod: TestAccount;
 
 beforeAll(async () => {
   server = await startTestServer();
-  [alice, fol, bob, sam, mod] = await Promise.all([
-    account(server, "alice"),
-    account(server, "fol"),
-    account(server, "bob"),
-    account(server, "sam"),
-    account(server, "mod", "moderator"),
-  ]);
-  await follow(fol, "alice");
+  ({ alice, follower: fol, bob, stranger: sam, moderator: mod } = await cast(server));
 });
 afterAll(() => server.close());
 
@@ -87,7 +81,6 @@ async function renote(who: TestAccount, id: string, body: Record<string, unknown
   return answer.body;
 }
 
-const follow = (follower: TestAccount, name: string) => act.follow(server, follower, name);
 const moderate = (name: string, action: act.ModerationAction) => act.moderate(server, mod, name, action);
 
 describe("keywords", () => {
