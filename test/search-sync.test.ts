@@ -11,8 +11,9 @@ import { searchNotes } from "../src/domain/search/service.ts";
 import { createLogger } from "../src/log.ts";
 import { rebuildSearchIndex, storedMarker } from "../src/search/rebuild.ts";
 import { SearchWorker } from "../src/search/worker.ts";
+import { cast } from "./support/cast.ts";
 import { expectError } from "./support/expect.ts";
-import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
+import { type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { type Answer, startTestServer, type TestServer } from "./support/server.ts";
 
@@ -55,10 +56,6 @@ function client(server: TestServer) {
     async moderate(moderator: TestAccount, method: "PUT" | "DELETE", name: string): Promise<Answer> {
       return server.request(method, `/accounts/${name}/freeze`, { body: {}, token: moderator.token });
     },
-    async follow(follower: TestAccount, name: string) {
-      const answer = await server.request("POST", `/accounts/${name}/follow`, { body: {}, token: follower.token });
-      expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-    },
     async png(who: TestAccount, name: string) {
       return uploadFile(server, who, await image("png", 8, 8), name);
     },
@@ -97,13 +94,8 @@ describe("the outbox with Meilisearch configured (and down)", () => {
   beforeAll(async () => {
     server = await startTestServer({ MEILI_URL: DOWN_MEILI_URL });
     api = client(server);
-    [alice, bob, mod, frosty] = await Promise.all([
-      account(server, "alice"),
-      account(server, "bob"),
-      account(server, "mod", "moderator"),
-      account(server, "frosty"),
-    ]);
-    await api.follow(bob, "alice");
+    const names = { alice: "alice", follower: "bob", moderator: "mod", stranger: "frosty" };
+    ({ alice, follower: bob, moderator: mod, stranger: frosty } = await cast(server, names));
   });
   afterAll(() => server.close());
   // Each test reads only the rows its own actions wrote.
@@ -291,11 +283,7 @@ describe("the outbox without MEILI_URL", () => {
   it("has no search index, and creating, renoting, deleting, freezing or dropping a file writes no row", async () => {
     expect(server.services.search).toBeUndefined();
     const api = client(server);
-    const [alice, bob, mod] = await Promise.all([
-      account(server, "alice"),
-      account(server, "bob"),
-      account(server, "mod", "moderator"),
-    ]);
+    const { alice, bob, moderator: mod } = await cast(server, { alice: "alice", bob: "bob", moderator: "mod" });
     const file = await api.png(alice, "pic.png");
     const created = await api.note(alice, { content: "plain postgres", attachment_file_ids: [file.id] });
     await api.renote(bob, created.id);
@@ -356,14 +344,8 @@ describe.skipIf(!MEILI_URL)("Meilisearch parity and drain (MEILI_URL set)", () =
     // The marker of a complete (empty) index, as an instance writes at start: the index is used.
     await rebuildSearchIndex(server.services.db, server.services.search!);
     api = client(server);
-    [alice, bob, carol, icy, mod] = await Promise.all([
-      account(server, "alice"),
-      account(server, "bob"),
-      account(server, "carol"),
-      account(server, "icy"),
-      account(server, "mod", "moderator"),
-    ]);
-    await api.follow(bob, "alice");
+    const names = { alice: "alice", follower: "bob", bob: "carol", stranger: "icy", moderator: "mod" };
+    ({ alice, follower: bob, bob: carol, stranger: icy, moderator: mod } = await cast(server, names));
     const [f1, f2] = [await api.png(alice, "p1.png"), await api.png(carol, "p2.png")];
     kept = [];
     const add = async (who: TestAccount, body: Record<string, unknown>) => {

@@ -5,6 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as act from "./support/actions.ts";
+import { cast } from "./support/cast.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -418,13 +419,8 @@ describe("GET /timeline/accounts/{id|name}", () => {
   let made: Awaited<ReturnType<typeof oneOfEach>>;
 
   beforeAll(async () => {
-    [ava, fan, bea, stu] = await Promise.all([
-      account(server, "ava"),
-      account(server, "fan"),
-      account(server, "bea"),
-      account(server, "stu"),
-    ]);
-    await follow(fan, "ava");
+    const names = { alice: "ava", follower: "fan", bob: "bea", stranger: "stu" };
+    ({ alice: ava, follower: fan, bob: bea, stranger: stu } = await cast(server, names));
     made = await oneOfEach(ava, bea, "ava");
   });
 
