@@ -7,7 +7,8 @@ import net, { type AddressInfo } from "node:net";
 import type { Counter } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as act from "./support/actions.ts";
-import { account, type TestAccount } from "./support/fixtures.ts";
+import { cast } from "./support/cast.ts";
+import type { TestAccount } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -19,9 +20,7 @@ beforeAll(async () => {
   server = await startTestServer();
   await server.app.listen({ port: 0, host: "127.0.0.1" });
   port = (server.app.server.address() as AddressInfo).port;
-  author = await account(server, "fr_author");
-  fan = await account(server, "fr_fan");
-  await act.follow(server, fan, author);
+  ({ alice: author, follower: fan } = await cast(server, { alice: "fr_author", follower: "fr_fan" }));
   for (const content of ["one", "two", "three"]) await act.post(server, author, { content });
 });
 afterAll(() => server?.close());

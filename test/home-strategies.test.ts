@@ -2,6 +2,7 @@
 // accounts following many (src/domain/timelines/service.ts): both give the same notes, and leave
 // out the same ones (a frozen followee's, a muted followee's).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cast } from "./support/cast.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -11,13 +12,11 @@ let viewer: TestAccount;
 let moderator: TestAccount;
 beforeAll(async () => {
   server = await startTestServer();
-  viewer = await account(server, "hs_viewer");
-  const followed = await account(server, "hs_followed");
-  const stranger = await account(server, "hs_stranger");
+  const names = { alice: "hs_followed", follower: "hs_viewer", stranger: "hs_stranger", moderator: "hs_moderator" };
+  const { alice: followed, follower, stranger, moderator: mod } = await cast(server, names);
+  [viewer, moderator] = [follower, mod];
   const frozen = await account(server, "hs_frozen");
-  moderator = await account(server, "hs_moderator", "moderator");
   await server.request("POST", "/accounts/hs_frozen/follow", { token: moderator.token, body: {} });
-  await server.request("POST", "/accounts/hs_followed/follow", { token: viewer.token, body: {} });
   await server.request("POST", "/accounts/hs_frozen/follow", { token: viewer.token, body: {} });
   const muted = await account(server, "hs_muted");
   await server.request("POST", "/accounts/hs_muted/follow", { token: viewer.token, body: {} });
