@@ -255,7 +255,7 @@ async function expectViewsMatchRows(accounts: TestAccount[]): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------
 
-describe("one reaction per account per note (spec 3.4; CONTRACT 5)", () => {
+describe("one reaction per account per note (docs/notes.md#reactions)", () => {
   it(`${CLIENTS} concurrent reactions by one account: one 200, the rest 400 ALREADY_REACTED, one row`, async () => {
     const [author, fan] = await crowd("rx", 2);
     const noteId = await noteOf(author, "react to me once");
@@ -309,7 +309,7 @@ describe("one reaction per account per note (spec 3.4; CONTRACT 5)", () => {
   });
 });
 
-describe("unique names and e-mails (CONTRACT 4)", () => {
+describe("unique names and e-mails (docs/accounts.md#registration)", () => {
   /** The `i`-th letter-case spelling of `word`: bit k of `i` upper-cases letter k. */
   const spelling = (word: string, i: number) => [...word].map((c, k) => ((i >> k) & 1 ? c.toUpperCase() : c)).join("");
   const createAccount = (name: string, email: string) =>
@@ -361,7 +361,7 @@ describe("unique names and e-mails (CONTRACT 4)", () => {
   });
 });
 
-describe("one follow per pair (spec 3.3, 4.1, 2.2; CONTRACT 4)", () => {
+describe("one follow per pair (docs/accounts.md#follows)", () => {
   it(`${CLIENTS} concurrent follows of one pair: one 201, the rest ALREADY_FOLLOWING; then ${CLIENTS} unfollows: one 204`, async () => {
     const [fan, star] = await crowd("fpair", 2);
     const follows = await burst(CLIENTS, () => follow(fan, star));
@@ -525,7 +525,7 @@ describe("one follow per pair (spec 3.3, 4.1, 2.2; CONTRACT 4)", () => {
   });
 });
 
-describe("list membership at most once (spec 4.4; CONTRACT 6)", () => {
+describe("list membership at most once (docs/timelines.md#lists)", () => {
   async function newList(owner: TestAccount, title: string, isPublic: boolean): Promise<string> {
     const answer = await server.request("POST", "/lists", { token: owner.token, body: { title, public: isPublic } });
     expect(answer.status).toBe(200);
@@ -604,7 +604,7 @@ describe("list membership at most once (spec 4.4; CONTRACT 6)", () => {
   });
 });
 
-describe("one bookmark per account per note (spec 3.5; CONTRACT 5)", () => {
+describe("one bookmark per account per note (docs/notes.md#bookmarks)", () => {
   it(`${CLIENTS} concurrent bookmarks of one note by one account: all 200, one row; ${CLIENTS} removals: none`, async () => {
     const [author, reader] = await crowd("bmone", 2);
     const noteId = await noteOf(author, "keep me");
@@ -638,7 +638,7 @@ describe("one bookmark per account per note (spec 3.5; CONTRACT 5)", () => {
   });
 });
 
-describe("counters equal the rows they count (spec 2.2; CONTRACT 5)", () => {
+describe("counters equal the rows they count (docs/accounts.md#shapes, docs/notes.md#deletion)", () => {
   it(`${CLIENTS} concurrent deletions of one note by its author: the note and its count go once`, async () => {
     const [author] = await crowd("delone", 1);
     await noteOf(author, "stays");
@@ -772,7 +772,7 @@ describe("counters equal the rows they count (spec 2.2; CONTRACT 5)", () => {
   });
 });
 
-describe("an account deleted while others act on it (CONTRACT 13)", () => {
+describe("an account deleted while others act on it (docs/accounts.md#deletion)", () => {
   it(`deleted by an admin in the middle of ${CLIENTS} clients following, unfollowing and reacting to it and each other`, async () => {
     const clients = await crowd("acgone");
     const [victim, admin, ...others] = clients;

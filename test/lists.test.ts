@@ -369,7 +369,7 @@ describe("GET /lists/accounts/{account_id}", () => {
     }
   });
 
-  it("answers 401 UNAUTHORIZED without credentials (CONTRACT 2: not a public operation)", async () => {
+  it("answers 401 UNAUTHORIZED without credentials (not a public operation: docs/http.md#public-operations)", async () => {
     expectError(await listsOf(lou.id), 401, "UNAUTHORIZED");
   });
 

@@ -227,7 +227,7 @@ describe("the route table's auth, enforced", () => {
     },
   );
 
-  it("GET /lists/accounts/{id} needs credentials (CONTRACT 2: not a public operation)", async () => {
+  it("GET /lists/accounts/{id} needs credentials (not a public operation: docs/http.md#public-operations)", async () => {
     const answer = await server.request("GET", `/lists/accounts/${alice.id}`);
     expect({ status: answer.status, body: answer.body }).toEqual({ status: 401, body: { error: "UNAUTHORIZED" } });
   });

@@ -114,7 +114,7 @@ function expectFullNote(note: any, id: string, author: TestAccount, content: str
 const sortReactions = (list: any[]) =>
   [...list].sort((a, b) => `${a.reacted_by}${a.emoji}`.localeCompare(`${b.reacted_by}${b.emoji}`));
 
-describe("POST /notes/{id}/reaction: the emoji rule (CONTRACT 5)", () => {
+describe("POST /notes/{id}/reaction: the emoji rule (docs/notes.md#reactions)", () => {
   const valid: [string, string][] = [
     ["a plain emoji", "👍"],
     ["a skin-tone modifier sequence", "👍🏽"],
@@ -172,7 +172,7 @@ describe("POST /notes/{id}/reaction: the emoji rule (CONTRACT 5)", () => {
   });
 });
 
-describe("One reaction per account per note (spec 3.4)", () => {
+describe("One reaction per account per note (docs/notes.md#reactions)", () => {
   it("refuses a second reaction by the same account with 400 ALREADY_REACTED, keeping the first", async () => {
     const noteId = await postNote(alice, "react twice");
     expect((await react(bob, noteId, "👍")).status).toBe(200);
@@ -298,7 +298,7 @@ describe("Visibility and blocks", () => {
   });
 });
 
-describe("The reacted notification (spec 2.11, 6)", () => {
+describe("The reacted notification (docs/notifications.md#types, docs/notes.md#reactions)", () => {
   it("tells the note's author: noteId, content = the emoji, actor = the reacting account", async () => {
     const author = await fresh("famous");
     const noteId = await postNote(author, "notify me");
@@ -385,7 +385,7 @@ describe("POST and DELETE /notes/{id}/bookmark", () => {
   });
 });
 
-describe("GET /bookmarks (extension, paged like a timeline: CONTRACT 5, 6)", () => {
+describe("GET /bookmarks (extension, paged like a timeline: docs/notes.md#bookmarks)", () => {
   it("answers 200 [] with no bookmarks, and 404 NOTHING_LEFT with before_id", async () => {
     const reader = await fresh("empty");
     const answer = await bookmarks(reader);

@@ -25,12 +25,13 @@ import { startTestServer, type TestServer } from "./support/server.ts";
 
 const MEILI_URL = process.env.MEILI_URL;
 const MEILI_KEY = process.env.MEILI_KEY;
-if (!MEILI_URL) console.log("Meilisearch cases of issue 15 SKIPPED: set MEILI_URL (and MEILI_KEY) to run them");
+if (!MEILI_URL)
+  console.log("Meilisearch cases (docs/search.md#backends) SKIPPED: set MEILI_URL (and MEILI_KEY) to run them");
 
 const logger = createLogger("silent");
 const run = Date.now();
 
-describe.skipIf(!MEILI_URL)("Meilisearch: the cases of issue 15", () => {
+describe.skipIf(!MEILI_URL)("Meilisearch: the index's cases (docs/search.md#backends)", () => {
   let server: TestServer;
   let alice: TestAccount;
   let icy: TestAccount;

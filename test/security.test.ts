@@ -276,7 +276,7 @@ describe("a token from before a restart", () => {
     }
   });
 
-  it("without TOKEN_SIGNING_KEY: a restart on the same database ends every token (spec 5)", async () => {
+  it("without TOKEN_SIGNING_KEY: a restart on the same database ends every token (docs/accounts.md#tokens)", async () => {
     const before = await reopen(server.databaseUrl, {});
     const ed = await account(before, "sec_ed");
     await before.close();

@@ -1,8 +1,8 @@
-// The one error type of the domain. Its code is a spec/api.md section 7 code or one of the
-// CONTRACT's; http/errors.ts gives each its HTTP status.
+// The one error type of the domain. Its code is one of the API document's or one Murmur adds
+// (docs/http.md#error-codes); http/errors.ts gives each its HTTP status.
 
 export const ERROR_CODES = [
-  // spec/api.md section 7
+  // the API document's
   "INVALID_ACCOUNT_NAME",
   "TOO_LONG_ACCOUNT_NAME",
   "EMAIL_IN_USE",
@@ -42,7 +42,7 @@ export const ERROR_CODES = [
   "INVALID_TIMELINE_TYPE",
   "NOTHING_LEFT",
   "INVALID_QUERY",
-  // CONTRACT section 2
+  // Murmur's, where no documented code fits
   "INVALID_REQUEST",
   "INVALID_EMAIL",
   "EMAIL_NOT_VERIFIED",

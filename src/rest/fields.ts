@@ -92,7 +92,7 @@ export const VISIBILITIES = ["public", "home", "followers", "direct"] as const;
 
 export const visibility = text({
   description:
-    "who sees the note (CONTRACT 5): `public` and `home` anyone (`home` stays off the global timeline), " +
+    "who sees the note (see docs/notes.md#visibility): `public` and `home` anyone (`home` stays off the global timeline), " +
     "`followers` the accepted followers, `direct` the `send_to` account; another value: INVALID_VISIBILITY",
   enum: VISIBILITIES,
   default: "public",

@@ -46,7 +46,7 @@ const header = (name: string, required: boolean, description: string): ResponseH
 
 const RETRY_AFTER = header("Retry-After", true, "seconds to wait before trying again");
 const RATE_LIMIT_HEADERS = [
-  header("X-RateLimit-Limit", false, "requests allowed in the window (CONTRACT 10)"),
+  header("X-RateLimit-Limit", false, "requests allowed in the window (see docs/protection.md#rate-limits)"),
   header("X-RateLimit-Remaining", false, "requests left in the window"),
   header("X-RateLimit-Reset", false, "seconds until the window resets"),
 ];

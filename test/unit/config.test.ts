@@ -7,7 +7,7 @@ import { loadConfig } from "../../src/config.ts";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
 describe("loadConfig", () => {
-  it("has the CONTRACT's defaults", () => {
+  it("has the documented defaults (docs/running.md#configuration)", () => {
     const config = loadConfig({});
     expect(config.port).toBe(3000);
     expect(config.host).toBe("127.0.0.1");

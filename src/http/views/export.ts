@@ -91,7 +91,7 @@ export const ExportedDriveFileShape = named(
 
 export const AccountExportShape = named(
   "AccountExport",
-  "Everything an account holds (CONTRACT 13), each list in key order. No mutes: this server keeps none.",
+  "Everything an account holds, each list in key order (see docs/accounts.md#export).",
   z.strictObject({
     exported_at: Timestamp,
     profile: ExportedProfileShape,

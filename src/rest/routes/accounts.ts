@@ -148,7 +148,8 @@ export const accountRoutes = [
     also: [
       {
         status: 202,
-        description: "the account; the new e-mail waits for confirmation (spec 3.2)",
+        description:
+          "the account; the new e-mail applies once the token mailed to it is confirmed (see docs/accounts.md#verification)",
         schema: OwnAccountShape,
         headers: [ETAG(true)],
       },
@@ -319,7 +320,7 @@ export const accountRoutes = [
     method: "POST",
     path: "/logout",
     operationId: "logout",
-    summary: "End the session of a refresh token (CONTRACT 13)",
+    summary: "End the session of a refresh token (see docs/accounts.md#sessions)",
     tag: "sessions",
     auth: "none",
     body: z.object({ refresh_token: z.string().describe("the refresh token `POST /login` gave") }),
@@ -333,7 +334,7 @@ export const accountRoutes = [
     path: "/sessions",
     operationId: "revokeSessions",
     summary:
-      "Log out everywhere: every refresh token of the caller, and every authorization token issued until now (CONTRACT 13)",
+      "Log out everywhere: every refresh token of the caller, and every authorization token issued until now (see docs/accounts.md#sessions)",
     tag: "sessions",
     auth: "required",
     success: { status: 204, description: "every session ended, on every instance" },

@@ -52,8 +52,8 @@ function muteRoute(method: "POST" | "DELETE") {
     operationId: method === "POST" ? "mute" : "unmute",
     summary:
       method === "POST"
-        ? "Mute an account: its notes leave the caller's home, lists, conversations, search and streams, and it causes the caller no notifications; only the caller knows (CONTRACT 13)"
-        : "Unmute (CONTRACT 13)",
+        ? "Mute an account: its notes leave the caller's home, lists, conversations, search and streams, and it causes the caller no notifications; only the caller knows (see docs/accounts.md#mutes)"
+        : "Unmute (see docs/accounts.md#mutes)",
     tag: "social",
     auth: "required",
     params: accountParams,
@@ -102,8 +102,8 @@ export const socialRoutes = [
       operationId: side === "followers" ? "getFollowers" : "getFollowing",
       summary:
         side === "followers"
-          ? `An account's followers, newest follow first, ${social.FOLLOWS_PAGE} a page (CONTRACT 13)`
-          : `The accounts an account follows, newest follow first, ${social.FOLLOWS_PAGE} a page (CONTRACT 13)`,
+          ? `An account's followers, newest follow first, ${social.FOLLOWS_PAGE} a page (see docs/accounts.md#followers)`
+          : `The accounts an account follows, newest follow first, ${social.FOLLOWS_PAGE} a page (see docs/accounts.md#followers)`,
       tag: "social",
       auth: "public",
       params: accountParams,

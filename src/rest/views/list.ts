@@ -10,19 +10,19 @@ const listFields = { id: Snowflake, title: z.string(), public: z.boolean() };
 
 export const ListCreatedShape = named(
   "ListCreated",
-  "A new list, as its create answers it (spec 4.4).",
+  "A new list, as its create answers it (see docs/timelines.md#lists).",
   z.strictObject(listFields),
 );
 
 export const AssigneeShape = named(
   "Assignee",
-  "An account assigned to a list (spec 2.9).",
+  "An account assigned to a list (see docs/timelines.md#lists).",
   z.strictObject({ id: Snowflake, name: z.string() }),
 );
 
 export const ListShape = named(
   "List",
-  "A list with its assignees (spec 2.9).",
+  "A list with its assignees (see docs/timelines.md#lists).",
   z.strictObject({
     ...listFields,
     assignees: z

@@ -12,7 +12,7 @@ import { named, Snowflake, Timestamp, Url } from "../../http/views/wire.ts";
 
 export const ActorShape = named(
   "Actor",
-  "Who caused a notification: an account, or the system (spec 2.11).",
+  "Who caused a notification: an account, or the system (see docs/notifications.md#shape).",
   z.discriminatedUnion("type", [
     z.strictObject({ type: z.literal("account"), account: AccountSummaryShape }),
     z.strictObject({ type: z.literal("system"), system: z.strictObject({}) }),
@@ -21,7 +21,7 @@ export const ActorShape = named(
 
 export const NotificationShape = named(
   "Notification",
-  "A notification (spec 2.11); `listId` for the extension type `listed`, `reportId` for `reported` (a report to moderators, from the system actor).",
+  "A notification (see docs/notifications.md#shape); `listId` for the extension type `listed`, `reportId` for `reported` (a report to moderators, from the system actor).",
   z.strictObject({
     id: Snowflake,
     type: z.enum(NotificationType),
@@ -36,7 +36,7 @@ export const NotificationShape = named(
 
 export const AnnouncementShape = named(
   "Announcement",
-  "An instance-wide announcement (spec 2.12).",
+  "An instance-wide announcement (see docs/notifications.md#announcements).",
   z.strictObject({
     id: Snowflake,
     title: z.string(),
@@ -50,13 +50,13 @@ export const AnnouncementShape = named(
 
 export const NotificationsPageShape = named(
   "NotificationsPage",
-  "Announcements and notifications, newest first (spec 4.8).",
+  "Announcements and notifications, newest first (see docs/notifications.md#reading).",
   z.strictObject({ announcements: z.array(AnnouncementShape), notifications: z.array(NotificationShape) }),
 );
 
 export const ConversationEntryShape = named(
   "ConversationEntry",
-  "An account the caller exchanged direct notes with (spec 2.10; camelCase as documented).",
+  "An account the caller exchanged direct notes with (camelCase as documented; see docs/timelines.md#conversations).",
   z.strictObject({
     account: z.strictObject({ accountId: Snowflake, accountName: z.string(), nickname: z.string(), avatar: Url }),
     updatedAt: Timestamp,

@@ -7,13 +7,13 @@ import { named, Snowflake, Timestamp } from "../../http/views/wire.ts";
 
 export const ReportCreatedShape = named(
   "ReportCreated",
-  "The id of a new report (CONTRACT 13).",
+  "The id of a new report (see docs/accounts.md#reports).",
   z.strictObject({ id: Snowflake }),
 );
 
 export const ReportShape = named(
   "Report",
-  "A report of an account to the moderators (CONTRACT 13): who reported whom, why, and the notes named.",
+  "A report of an account to the moderators: who reported whom, why, and the notes named (see docs/accounts.md#reports).",
   z.strictObject({
     id: Snowflake,
     reporter: AccountSummaryShape,
