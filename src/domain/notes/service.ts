@@ -13,7 +13,7 @@ import { isModerator, optionalAccount, requireAccount } from "../sessions/caller
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
 import { mentionedNameKeys } from "./mentions.ts";
-import { visibleTo, visibleToEveryone } from "./visibility.ts";
+import { audienceSql, unfrozenSql, visibleTo, visibleToEveryone } from "./visibility.ts";
 
 export const LIMITS = { content: 3000, cwComment: 256, attachments: 16 } as const;
 const VISIBILITIES: readonly string[] = ["public", "home", "followers", "direct"];
@@ -231,7 +231,36 @@ export async function findVisibleNote(ctx: Context, noteId: string): Promise<Not
   return (await withReactions(ctx, [note]))[0];
 }
 
-export const getNote = findVisibleNote;
+/**
+ * The note `noteId` as `load` shows it to the caller (REST's FullNote written by PostgreSQL), or
+ * NOTE_NOT_FOUND: findVisibleNote's rule in its SQL form (./visibility.ts), in the one statement
+ * that writes the note, sent through node-postgres. Without a loader, findVisibleNote's NoteView.
+ * Its Prisma lookup and then its reactions' had been two round trips and most of the request's CPU
+ * (bench/README.md, get note). test/get-note.test.ts holds the two answers equal.
+ */
+export async function getNote(ctx: Context, noteId: string): Promise<NoteView>;
+export async function getNote<T>(
+  ctx: Context,
+  noteId: string,
+  load: (ctx: Context, page: Prisma.Sql) => Promise<T[]>,
+): Promise<T>;
+export async function getNote<T>(
+  ctx: Context,
+  noteId: string,
+  load?: (ctx: Context, page: Prisma.Sql) => Promise<T[]>,
+): Promise<T | NoteView> {
+  if (!load) return findVisibleNote(ctx, noteId);
+  const viewer = optionalAccount(ctx);
+  const id = parseSnowflake(noteId);
+  if (id === undefined) throw new DomainError("NOTE_NOT_FOUND");
+  const [note] = await load(
+    ctx,
+    Prisma.sql`SELECT n.* FROM notes n JOIN accounts author ON author.id = n.author_id
+      WHERE n.id = ${id} AND ${audienceSql(viewer)} ${unfrozenSql(viewer, Prisma.raw("author"))}`,
+  );
+  if (note === undefined) throw new DomainError("NOTE_NOT_FOUND");
+  return note;
+}
 
 /** The notes of `ids` the caller may see, in one query: each id's note, or null. */
 export async function visibleNotesByIds(ctx: Context, ids: readonly bigint[]): Promise<(NoteView | null)[]> {
