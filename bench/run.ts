@@ -17,6 +17,7 @@ import { fullNotesJson } from "../src/rest/views/note-sql.ts";
 import { closeServices, createServices } from "../src/services.ts";
 import { startTestS3 } from "../test/support/s3.ts";
 import { benchChurn } from "./churn.ts";
+import { benchGetNote, benchGetNoteAlone, type GetNoteFigures, printGetNote } from "./get-note.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLive } from "./live.ts";
@@ -29,6 +30,11 @@ import { SqlProbe } from "./sql.ts";
 import { benchUpload } from "./upload.ts";
 
 const explain = process.argv.includes("--explain");
+// `npm run bench -- --only get-note`: that bench alone, on a database of its own (bench/get-note.ts).
+if (process.argv.includes("--only") && process.argv[process.argv.indexOf("--only") + 1] === "get-note") {
+  await benchGetNoteAlone(explain);
+  process.exit(0);
+}
 const accounts = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
 const totalNotes = Number(process.env.BENCH_NOTES ?? 1_000_000);
 const SMALL = 10_000;
@@ -62,6 +68,7 @@ const previous = (() => {
       date?: string;
       atLarge?: Record<string, Load>;
       bareHome?: Load;
+      getNote?: GetNoteFigures;
     };
   } catch {
     return {};
@@ -241,6 +248,15 @@ try {
   atLarge["home timeline"] = median(turns.murmur);
   const bareHome = median(turns.bare);
   const bareHomeNoteViews = median(turns.bareNoteViews);
+  // GET /notes/{id} beside a bare handler of its own statements, in turns (bench/get-note.ts).
+  const getNote = await benchGetNote({
+    url: server.url,
+    token,
+    probe,
+    noteId: String(newest?.id),
+    dataDir: server.dataDir,
+    databaseUrl: server.databaseUrl,
+  });
 
   const queriesPerPage: Record<string, number> = {};
   const plans: Record<string, string> = {};
@@ -318,6 +334,7 @@ try {
   );
   console.table(rows);
   console.log("\nGoals:", JSON.stringify(goals, null, 2));
+  printGetNote(getNote, explain, previous.getNote);
   console.log(
     `\nUpload 100 MB: ${upload.megabytesPerSecond} MB/s, peak RSS growth ${upload.peakRssGrowthMb} MB to the local folder; ${uploadS3.megabytesPerSecond} MB/s, ${uploadS3.peakRssGrowthMb} MB to an S3 bucket (goal < 64 MB)`,
   );
@@ -379,7 +396,7 @@ try {
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, idle, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, churn, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, getNote, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, idle, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, churn, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);
