@@ -2,8 +2,9 @@
 // (each with an attachment and a reaction) costs what a page of 1 costs, over REST and GraphQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as act from "./support/actions.ts";
+import { cast } from "./support/cast.ts";
 import { type CountingApp, countingApp } from "./support/counting.ts";
-import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
+import { type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -44,10 +45,8 @@ const pages = () => ({
 beforeAll(async () => {
   server = await startTestServer();
   counting = await countingApp(server);
-  author = await account(server, "tq_author");
-  reader = await account(server, "tq_reader");
+  ({ alice: author, follower: reader } = await cast(server, { alice: "tq_author", follower: "tq_reader" }));
   png = await image("png", 16, 16);
-  await server.request("POST", "/accounts/tq_author/follow", { token: reader.token, body: {} });
   const list = await server.request("POST", "/lists", { token: reader.token, body: { title: "authors" } });
   listId = list.body.id;
   await server.request("POST", `/lists/${listId}`, { token: reader.token, body: { account_id: [author.id] } });

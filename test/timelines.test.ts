@@ -94,8 +94,8 @@ describe("GET /timeline/home", () => {
   let stranger: Awaited<ReturnType<typeof oneOfEach>>;
 
   beforeAll(async () => {
-    [hana, hugo, hank] = await Promise.all([account(server, "hana"), account(server, "hugo"), account(server, "hank")]);
-    await follow(hana, "hugo");
+    const names = { alice: "hugo", follower: "hana", stranger: "hank" };
+    ({ alice: hugo, follower: hana, stranger: hank } = await cast(server, names));
     // hugo follows hank, so hank's followers-only note is seen by hugo, never by hana.
     await follow(hugo, "hank");
     own = await oneOfEach(hana, hugo, "hana");
@@ -186,8 +186,7 @@ describe("GET /timeline/global", () => {
   let made: Awaited<ReturnType<typeof oneOfEach>>;
 
   beforeAll(async () => {
-    [gia, gil] = await Promise.all([account(server, "gia"), account(server, "gil")]);
-    await follow(gil, "gia");
+    ({ alice: gia, follower: gil } = await cast(server, { alice: "gia", follower: "gil" }));
     made = await oneOfEach(gia, gil, "gia");
   });
 
