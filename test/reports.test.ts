@@ -3,6 +3,7 @@
 // them (open ones by default, newest first, paged) and resolve them; the operator CLI lists them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { follow, post } from "./support/actions.ts";
+import { cast } from "./support/cast.ts";
 import { expectError } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { gql as graphql } from "./support/graphql.ts";
@@ -21,10 +22,8 @@ let bobFollowers: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  alice = await account(server, "rp_alice");
-  bob = await account(server, "rp_bob");
-  carol = await account(server, "rp_carol");
-  mod = await account(server, "rp_mod", "moderator");
+  const names = { alice: "rp_alice", bob: "rp_bob", stranger: "rp_carol", moderator: "rp_mod" };
+  ({ alice, bob, stranger: carol, moderator: mod } = await cast(server, names));
   admin = await account(server, "rp_admin", "admin");
   bobPublic = (await post(server, bob, { content: "something rude" })).id;
   bobFollowers = (await post(server, bob, { content: "for followers", visibility: "followers" })).id;

@@ -13,6 +13,7 @@ import { createLogger } from "../src/log.ts";
 import { RebuildLeaseLost, rebuildSearchIndex, searchIndexCompleteness, storedMarker } from "../src/search/rebuild.ts";
 import { claimSql, MAX_REFUSALS, SearchWorker } from "../src/search/worker.ts";
 import { post } from "./support/actions.ts";
+import { cast } from "./support/cast.ts";
 import { account, PASSPHRASE, type TestAccount } from "./support/fixtures.ts";
 import { ERRORS, type MeiliError, type MeiliServer, type Request, startMeiliServer } from "./support/meili-http.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -369,7 +370,7 @@ describe("8: writes are recorded whenever an index exists, MEILI_URL or not", ()
 
   beforeAll(async () => {
     server = await startTestServer();
-    [alice, mod] = await Promise.all([account(server, "alice"), account(server, "mod", "moderator")]);
+    ({ alice, moderator: mod } = await cast(server, { alice: "alice", moderator: "mod" }));
   });
   afterAll(() => server.close());
 

@@ -19,6 +19,7 @@ import { findVisibleNote } from "../src/domain/notes/service.ts";
 import { parseSigningKey } from "../src/domain/sessions/tokens.ts";
 import { timeline } from "../src/domain/timelines/service.ts";
 import * as act from "./support/actions.ts";
+import { cast } from "./support/cast.ts";
 import { expectError, expectUnauthorized } from "./support/expect.ts";
 import { account, login, PASSPHRASE, register, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { apng, image, ogg, wav, webm } from "./support/media.ts";
@@ -373,14 +374,8 @@ describe("another account's resources by id", () => {
   let aliceNotification: string;
 
   beforeAll(async () => {
-    [alice, bob, mallory] = await Promise.all([
-      account(server, "sec_alice"),
-      account(server, "sec_bob"),
-      account(server, "sec_mallory"),
-    ]);
-    expect(
-      (await server.request("POST", `/accounts/${alice.name}/follow`, { token: bob.token, body: {} })).status,
-    ).toBe(201);
+    const names = { alice: "sec_alice", follower: "sec_bob", stranger: "sec_mallory" };
+    ({ alice, follower: bob, stranger: mallory } = await cast(server, names));
     followersNote = await note(alice, { content: "zebraquartz for followers", visibility: "followers" });
     directNote = await note(alice, { content: "zebraquartz for bob", visibility: "direct", send_to: bob.id });
     publicNote = await note(alice, { content: "zebraquartz for all" });
