@@ -81,6 +81,33 @@ export async function queryRows<T>(db: Db | Prisma.TransactionClient, query: Pri
   return rows;
 }
 
+/**
+ * `db` with the statements queryRows sends through it on a pool of their own, at most `size`
+ * connections of `databaseUrl`; its Prisma queries still share db's pool. For work that must not
+ * wait behind requests for a connection: the live hub's journal reads and deliveries, which the
+ * request pool kept 2,000 streams waiting for under load (bench/README.md). Not a second client:
+ * a PrismaClient costs ~12 MB of resident memory, used or not.
+ */
+export function withOwnPool(db: Db, databaseUrl: string, size: number): { db: Db; end(): Promise<void> } {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: size,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle connection that breaks (a restarted server) leaves the pool; the next query opens
+  // another and fails itself if it cannot. Unheard, the error would end the process.
+  pool.on("error", () => {});
+  const own = new Proxy(db, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  pools.set(own, pool);
+  return { db: own, end: () => pool.end() };
+}
+
 /** How the connection pool of a client made by createDb is used now. */
 export function poolUse(db: Db): { total: number; idle: number; waiting: number } | undefined {
   const pool = pools.get(db);

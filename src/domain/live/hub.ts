@@ -4,7 +4,7 @@
 // stream's timeline rule of it at once (the timelines' own rules, a viewer per row), however many
 // streams are open.
 
-import { Prisma } from "../../db/client.ts";
+import { type Db, Prisma, queryRows, withOwnPool } from "../../db/client.ts";
 import { Listener } from "../../db/listener.ts";
 import { RepeatedFailure } from "../../log.ts";
 import { PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
@@ -39,6 +39,11 @@ const HELD_BACK_MS = 20;
 /** How often it is read all the same (a wake-up missed while the listener reconnected). */
 const POLL_MS = 1_000;
 const PRUNE_MS = 10 * 60_000;
+/**
+ * Connections of the hub's own: its statements run one after another (LiveHub.serially), and
+ * none waits behind the requests that fill the request pool under load.
+ */
+const POOL_SIZE = 1;
 
 export class LiveHub {
   private readonly streams = new Set<LiveStream>();
@@ -54,12 +59,15 @@ export class LiveHub {
   private readQueued = false;
   private readonly timers: NodeJS.Timeout[];
   private readonly failures: RepeatedFailure;
+  /** The primary, through the hub's own pool for the journal's reads and the deliveries' statements. */
+  private readonly own: { db: Db; end(): Promise<void> };
 
   constructor(
     private readonly services: Services,
     databaseUrl: string,
   ) {
     this.failures = new RepeatedFailure(services.log, "live events not read");
+    this.own = withOwnPool(services.db, databaseUrl, POOL_SIZE);
     this.listener = new Listener(
       databaseUrl,
       [LIVE_CHANNEL, ACCOUNT_CHANGES_CHANNEL],
@@ -82,7 +90,7 @@ export class LiveHub {
     for (const timer of this.timers) timer.unref();
   }
 
-  /** The primary, where the journal is read. */
+  /** The primary, where the journal is read: a resumed stream's replay is a request's work, on its pool. */
   get db() {
     return this.services.db;
   }
@@ -104,7 +112,7 @@ export class LiveHub {
       );
       if (same.length >= MAX_STREAMS) throw new DomainError("RATE_LIMITED");
       const idle = !this.cursor;
-      this.cursor ??= await journalHorizon(this.services.db);
+      this.cursor ??= await journalHorizon(this.own.db);
       this.streams.add(stream);
       stream.onEnd(() => {
         this.streams.delete(stream);
@@ -127,6 +135,7 @@ export class LiveHub {
     this.endAll("shutdown");
     await this.listener.close();
     await this.work.catch(() => {});
+    await this.own.end();
   }
 
   private serially<T>(step: () => Promise<T>): Promise<T> {
@@ -151,7 +160,7 @@ export class LiveHub {
       if (!this.cursor) return;
       let read: Awaited<ReturnType<typeof readJournal>>;
       try {
-        read = await readJournal(this.services.db, this.cursor);
+        read = await readJournal(this.own.db, this.cursor);
         this.failures.succeeded();
       } catch (err) {
         this.failures.failed(err);
@@ -207,13 +216,16 @@ export class LiveHub {
     if (!global.length && !home.length && !lists.length) return shown;
     const homeViewers = [...new Set(home.map((s) => s.viewer?.id as bigint))];
     const viewer = { id: Prisma.sql`s.v` };
-    const rows = await this.services.db.$queryRaw<{ id: bigint; global: boolean; home: bigint[]; lists: number[] }[]>`
+    const rows = await queryRows<{ id: bigint; global: boolean; home: bigint[]; lists: number[] }>(
+      this.own.db,
+      Prisma.sql`
       SELECT n.id, (${rules.global}) AS global,
         ARRAY(SELECT s.v FROM unnest(${homeViewers}::bigint[]) AS s(v) WHERE ${rules.home(viewer)}) AS home,
         ARRAY(SELECT s.k FROM unnest(${lists.map((s) => s.viewer?.id)}::bigint[], ${lists.map((s) => s.listId)}::bigint[],
             ${lists.map((_, k) => k)}::int[]) AS s(v, l, k)
           WHERE ${rules.list(Prisma.sql`s.l`, viewer)}) AS lists
-      FROM (${notes}) n`;
+      FROM (${notes}) n`,
+    );
     for (const row of rows) {
       const viewers = new Set(row.home);
       const streams = [
@@ -233,7 +245,7 @@ export class LiveHub {
     );
     if (!shown.size) return;
     const notes = await notesSelectedBy(
-      { ...this.services, caller: {} },
+      { ...this.services, db: this.own.db, caller: {} },
       Prisma.sql`SELECT n.* FROM notes n WHERE n.id = ANY(${[...shown.keys()]}::bigint[])`,
     );
     const byId = new Map(notes.map((n) => [n.id, n]));

@@ -4,7 +4,7 @@
 // transaction still running: below it every transaction has ended, so once a position is read
 // nothing can still appear before it. A stream that resumes after a position therefore misses
 // nothing and repeats nothing, however its notes' ids (minted before commit) are ordered.
-import { type Db, Prisma } from "../../db/client.ts";
+import { type Db, Prisma, queryRows } from "../../db/client.ts";
 
 export interface Position {
   xid: bigint;
@@ -39,9 +39,12 @@ function between(after: Position, upTo: Position): Prisma.Sql {
  * ids: an index lookup each, where a condition on a subquery had the planner walk the timeline).
  */
 export async function notesCreatedBetween(db: Db, after: Position, upTo: Position): Promise<Map<bigint, Position>> {
-  const rows = await db.$queryRaw<RawEvent[]>`
+  const rows = await queryRows<RawEvent>(
+    db,
+    Prisma.sql`
     SELECT e.xid::text AS xid, e.seq::text AS seq, e.kind, e.ref_id::text AS "refId", e.detail FROM live_events e
-    WHERE e.kind = 'n' AND ${between(after, upTo)} ORDER BY e.xid DESC, e.seq DESC LIMIT ${REPLAY_SCAN}`;
+    WHERE e.kind = 'n' AND ${between(after, upTo)} ORDER BY e.xid DESC, e.seq DESC LIMIT ${REPLAY_SCAN}`,
+  );
   return new Map(rows.map((row) => [BigInt(row.refId), parseEvent(row).at]));
 }
 
@@ -56,10 +59,13 @@ export async function notificationsBetween(
   upTo: Position,
   most: number,
 ): Promise<JournalEvent[]> {
-  const rows = await db.$queryRaw<RawEvent[]>`
+  const rows = await queryRows<RawEvent>(
+    db,
+    Prisma.sql`
     SELECT e.xid::text AS xid, e.seq::text AS seq, e.kind, e.ref_id::text AS "refId", e.detail FROM live_events e
     WHERE ((e.kind = 'N' AND e.detail = ${recipient.toString()}) OR e.kind = 'A') AND ${between(after, upTo)}
-    ORDER BY e.xid DESC, e.seq DESC LIMIT ${most}`;
+    ORDER BY e.xid DESC, e.seq DESC LIMIT ${most}`,
+  );
   return rows.map(parseEvent);
 }
 
@@ -75,7 +81,9 @@ export async function readJournal(
   db: Db,
   after: Position,
 ): Promise<{ events: JournalEvent[]; horizon: Position; waiting: boolean }> {
-  const [row] = await db.$queryRaw<{ horizon: string; waiting: boolean; events: RawEvent[] }[]>`
+  const [row] = await queryRows<{ horizon: string; waiting: boolean; events: RawEvent[] }>(
+    db,
+    Prisma.sql`
     SELECT pg_snapshot_xmin(s)::text AS horizon,
       EXISTS (SELECT 1 FROM live_events e WHERE e.xid >= pg_snapshot_xmin(s)) AS waiting,
       COALESCE((SELECT json_agg(r ORDER BY r.xid::xid8, r.seq::bigint) FROM (
@@ -83,7 +91,8 @@ export async function readJournal(
         FROM live_events e
         WHERE (e.xid, e.seq) > ${positionSql(after)} AND e.xid < pg_snapshot_xmin(s)
         ORDER BY e.xid, e.seq LIMIT ${BATCH}) r), '[]') AS events
-    FROM pg_current_snapshot() s`;
+    FROM pg_current_snapshot() s`,
+  );
   return {
     events: row.events.map(parseEvent),
     horizon: { xid: BigInt(row.horizon), seq: 0n },
@@ -93,8 +102,11 @@ export async function readJournal(
 
 /** The horizon now: every event before it has been written, none after it read yet. */
 export async function journalHorizon(db: Db): Promise<Position> {
-  const [row] = await db.$queryRaw<{ horizon: string }[]>`
-    SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`;
+  const [row] = await queryRows<{ horizon: string }>(
+    db,
+    Prisma.sql`
+    SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`,
+  );
   return { xid: BigInt(row.horizon), seq: 0n };
 }
 
@@ -105,11 +117,17 @@ export async function journalHorizon(db: Db): Promise<Position> {
  * at the horizon.
  */
 export async function positionOf(db: Db, id: bigint): Promise<Position> {
-  const [sent] = await db.$queryRaw<{ xid: string; seq: string }[]>`
-    SELECT xid::text, seq::text FROM live_events WHERE ref_id = ${id} AND kind <> 'd' ORDER BY seq LIMIT 1`;
+  const [sent] = await queryRows<{ xid: string; seq: string }>(
+    db,
+    Prisma.sql`
+    SELECT xid::text, seq::text FROM live_events WHERE ref_id = ${id} AND kind <> 'd' ORDER BY seq LIMIT 1`,
+  );
   if (sent) return { xid: BigInt(sent.xid), seq: BigInt(sent.seq) };
-  const [next] = await db.$queryRaw<{ xid: string; seq: string }[]>`
-    SELECT xid::text, seq::text FROM live_events WHERE ref_id > ${id} AND kind <> 'd' ORDER BY ref_id LIMIT 1`;
+  const [next] = await queryRows<{ xid: string; seq: string }>(
+    db,
+    Prisma.sql`
+    SELECT xid::text, seq::text FROM live_events WHERE ref_id > ${id} AND kind <> 'd' ORDER BY ref_id LIMIT 1`,
+  );
   if (next) return { xid: BigInt(next.xid), seq: BigInt(next.seq) - 1n };
   return journalHorizon(db);
 }
