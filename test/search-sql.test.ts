@@ -8,7 +8,8 @@ import { audienceSql, unfrozenSql, unmuted, unmutedSql, visibleTo } from "../src
 import { compileSearch, compileSearchSql } from "../src/domain/search/postgres.ts";
 import type { SearchNode } from "../src/domain/search/query.ts";
 import type { CallerAccount } from "../src/domain/sessions/caller-cache.ts";
-import { follow, moderate, post } from "./support/actions.ts";
+import { moderate, post } from "./support/actions.ts";
+import { cast } from "./support/cast.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -21,11 +22,9 @@ const WORDS = ["osprey", "Heron", "ÉCLAIR", "50%", "a_b", "http://", "wren"];
 
 beforeAll(async () => {
   server = await startTestServer();
-  ana = await account(server, "ana");
-  ben = await account(server, "ben");
-  mod = await account(server, "mod", "moderator");
-  const cid = await account(server, "cid");
-  await follow(server, ben, ana);
+  const names = { alice: "ana", follower: "ben", moderator: "mod", stranger: "cid" };
+  const { alice, follower, moderator, stranger: cid } = await cast(server, names);
+  [ana, ben, mod] = [alice, follower, moderator];
   const file = await uploadFile(server, ana, await image("png", 8, 8), "pic.png");
   const original = await post(server, ana, { content: "osprey over the heron" });
   await post(server, ana, { content: "éclair at 50% off, see https://x.example", visibility: "followers" });
