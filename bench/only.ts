@@ -1,0 +1,74 @@
+// `npm run bench -- --only <name>`: one bench on a database seeded as the full run's is, without
+// the rest (a change to one path measured in a few minutes; bench/results.json is left as it is).
+// Names: "create note" (beside its bare baseline; with --explain its plans, with --trigger-costs
+// the bare rate without each trigger), "reactions".
+import { addNotes, seed } from "../src/cli/seed.ts";
+import { loadConfig } from "../src/config.ts";
+import { createLogger } from "../src/log.ts";
+import { closeServices, createServices } from "../src/services.ts";
+import { benchCreateNote, createNoteRows } from "./create-note.ts";
+import { benchReactions } from "./react.ts";
+import { BENCH_SIGNING_KEY, startBenchServer } from "./server.ts";
+import { SqlProbe } from "./sql.ts";
+
+const SMALL = 10_000;
+
+export async function runOnly(name: string): Promise<void> {
+  const known = ["create note", "reactions"];
+  if (!known.includes(name)) throw new Error(`--only takes one of: ${known.join(", ")}`);
+  const accounts = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
+  const totalNotes = Number(process.env.BENCH_NOTES ?? 1_000_000);
+  const server = await startBenchServer();
+  const config = loadConfig({
+    ...process.env,
+    DATA_DIR: server.dataDir,
+    DATABASE_URL: server.databaseUrl,
+    BCRYPT_COST: "4",
+    TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
+  });
+  const services = await createServices(config, server.databaseUrl, createLogger("silent"));
+  try {
+    const seeded = await seed(services, server.databaseUrl, {
+      accounts,
+      notes: SMALL,
+      passphrase: "seed-passphrase",
+      force: true,
+    });
+    await addNotes(server.databaseUrl, seeded, totalNotes - SMALL);
+    await services.db.$executeRawUnsafe("VACUUM (ANALYZE)");
+    await services.db.$executeRawUnsafe("CHECKPOINT");
+    const sign = async (id: bigint) => (await services.tokens.sign(id, "access")).token;
+    if (name === "create note") {
+      const authors = await services.db.account.findMany({
+        where: { name: { in: Array.from({ length: 32 }, (_, i) => `seed${101 + i}`) } },
+        orderBy: { id: "asc" },
+      });
+      const probe = await SqlProbe.open(services, server.databaseUrl, seeded.viewerId);
+      const figures = await benchCreateNote({
+        services,
+        probe,
+        databaseUrl: server.databaseUrl,
+        dataDir: server.dataDir,
+        serverUrl: server.url,
+        token: await sign(seeded.viewerId),
+        viewerId: seeded.viewerId,
+        authorTokens: await Promise.all(authors.map((a) => sign(a.id))),
+        authorIds: authors.map((a) => a.id),
+        explain: process.argv.includes("--explain"),
+        triggerCosts: process.argv.includes("--trigger-costs"),
+      });
+      await probe.close();
+      const { rows, goals } = createNoteRows(figures);
+      console.table(rows);
+      console.log("Goals:", JSON.stringify(goals, null, 2));
+      if (figures.withoutTrigger) console.table(figures.withoutTrigger);
+      for (const plan of figures.plans ?? []) console.log(`\nEXPLAIN (ANALYZE, BUFFERS):\n${plan}`);
+    } else {
+      const loads = await benchReactions(services, server.url, seeded.busyAuthorId);
+      console.table(loads);
+    }
+  } finally {
+    await closeServices(services);
+    await server.stop();
+  }
+}

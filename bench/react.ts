@@ -1,0 +1,62 @@
+// Reactions to one note (issue 31): 32 connections, each request another account of a crowd made
+// by SQL, as bench/hostile.ts's last figure, on a crowd of its own so it can run alone
+// (`npm run bench -- --only reactions`).
+import autocannon from "autocannon";
+import type { Services } from "../src/domain/context.ts";
+import type { Load } from "./load.ts";
+
+/** Far from the seeded accounts, the hostile crowd (3e9) and the live and churn benches'. */
+const FIRST_REACTOR = 5_000_000_000n;
+const REACTORS = 40_000;
+
+export async function benchReactions(
+  services: Services,
+  serverUrl: string,
+  authorId: bigint,
+  runs = 3,
+): Promise<Load[]> {
+  const db = services.db;
+  await db.$executeRaw`
+    INSERT INTO accounts (id, name, name_key, email, email_key, nickname, passphrase_hash, verified)
+    SELECT ${FIRST_REACTOR}::bigint + g, 'reactor' || g, 'reactor' || g, 'reactor' || g || '@example.com',
+      'reactor' || g || '@example.com', 'Reactor ' || g, '!', true
+    FROM generate_series(1, ${REACTORS}::int) g
+    ON CONFLICT DO NOTHING`;
+  const tokens = await Promise.all(
+    Array.from(
+      { length: REACTORS },
+      async (_, i) => (await services.tokens.sign(FIRST_REACTOR + BigInt(i + 1), "access")).token,
+    ),
+  );
+  const loads: Load[] = [];
+  for (let run = 0; run < runs; run++) {
+    // A new note each run: every account reacts to a note once.
+    const target = await db.note.create({
+      data: { id: services.ids.next(), authorId, content: "react to me", visibility: "public" },
+    });
+    let next = 0;
+    const result = await autocannon({
+      url: `${serverUrl}/notes/${target.id}/reaction`,
+      connections: 32,
+      duration: 5,
+      method: "POST",
+      body: JSON.stringify({ emoji: "👍" }),
+      headers: { "content-type": "application/json" },
+      requests: [
+        {
+          setupRequest: (request) => ({
+            ...request,
+            headers: { ...request.headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` },
+          }),
+        },
+      ],
+    });
+    loads.push({
+      reqPerSec: Math.round(result.requests.average),
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      errors: result.errors + result.non2xx,
+    });
+  }
+  return loads;
+}
