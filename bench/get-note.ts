@@ -33,16 +33,19 @@ export interface StatementCost {
   executionMs: number;
   /** Shared buffers hit (and read) over the whole plan. */
   buffers: string;
+  /** How PostgreSQL planned its 1,050 prepared executions: generic plans kept, custom plans made. */
+  plans: string;
   plan: string;
 }
 
 export interface GetNoteFigures {
   noteId: string;
-  murmur: Load;
+  /** Each with its server's CPU time per request (µs): user and system, over the run. */
+  murmur: Load & { cpuMicrosPerRequest: number };
   /** The bare handler replaying the statements REST's get note sends. */
-  bare: Load;
+  bare: Load & { cpuMicrosPerRequest: number };
   /** The bare handler replaying findVisibleNote's statements (reference). */
-  bareFindVisible: Load;
+  bareFindVisible: Load & { cpuMicrosPerRequest: number };
   statements: StatementCost[];
   findVisibleStatements: StatementCost[];
   goal: { ratio: number; p99Ms: number; met: boolean };
@@ -61,8 +64,28 @@ const restGetNote = (noteId: string) => (ctx: Context) =>
   });
 
 /** The run with the median req/s. */
-function median(loads: Load[]): Load {
+function median<T extends Load>(loads: T[]): T {
   return [...loads].sort((a, b) => a.reqPerSec - b.reqPerSec)[Math.floor(loads.length / 2)];
+}
+
+/** A process's CPU time so far (user and system), in µs, from /proc (Linux); NaN elsewhere. */
+function cpuMicros(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    // utime and stime, fields 14 and 15 of stat, in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** A load run with the server's CPU time per request it answered (µs), the cost the machine's noise moves least. */
+async function measured(pid: number, run: () => Promise<Load>): Promise<Load & { cpuMicrosPerRequest: number }> {
+  const before = cpuMicros(pid);
+  const started = performance.now();
+  const figures = await run();
+  const requests = figures.reqPerSec * ((performance.now() - started) / 1000);
+  return { ...figures, cpuMicrosPerRequest: Math.round((cpuMicros(pid) - before) / requests) };
 }
 
 async function costs(databaseUrl: string, statements: Statement[]): Promise<StatementCost[]> {
@@ -77,6 +100,12 @@ async function costs(databaseUrl: string, statements: Statement[]): Promise<Stat
       const started = performance.now();
       for (let n = 0; n < times; n++) await client.query(named);
       const roundTripMs = (performance.now() - started) / times;
+      // Whether PostgreSQL kept a generic plan for it, or planned each execution anew.
+      const [plans] = (
+        await client.query("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = $1", [
+          named.name,
+        ])
+      ).rows as { generic_plans: string; custom_plans: string }[];
       const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${query}`, params);
       const plan = rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
       const time = (label: string) => Number(new RegExp(`${label} Time: ([\\d.]+) ms`).exec(plan)?.[1] ?? Number.NaN);
@@ -87,6 +116,7 @@ async function costs(databaseUrl: string, statements: Statement[]): Promise<Stat
         executionMs: time("Execution"),
         // The first Buffers line is the plan's top node: the whole statement's.
         buffers: /Buffers: ([^\n]+)/.exec(plan)?.[1] ?? "none",
+        plans: `${plans.generic_plans} generic, ${plans.custom_plans} custom`,
         plan,
       });
     }
@@ -106,7 +136,7 @@ async function startBare(dataDir: string, databaseUrl: string, name: string, sta
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   await once(child.stdout!, "data");
-  const run = () => load(`http://127.0.0.1:${port}/`);
+  const run = () => measured(child.pid ?? 0, () => load(`http://127.0.0.1:${port}/`));
   await run(); // warm: each pooled connection prepares the statements
   return { run, stop: () => child.kill("SIGTERM") };
 }
@@ -117,21 +147,23 @@ async function startBare(dataDir: string, databaseUrl: string, name: string, sta
  */
 export async function benchGetNote(options: {
   url: string;
+  /** Murmur's process, whose CPU time per request is measured. */
+  pid: number;
   token: string;
   probe: SqlProbe;
   noteId: string;
   dataDir: string;
   databaseUrl: string;
 }): Promise<GetNoteFigures> {
-  const { url, token, probe, noteId, dataDir, databaseUrl } = options;
+  const { url, pid, token, probe, noteId, dataDir, databaseUrl } = options;
   const statements = await probe.statements(restGetNote(noteId));
   const findVisibleStatements = await probe.statements((ctx) => findVisibleNote(ctx, noteId));
-  const murmur = () => load(`${url}/notes/${noteId}`, { token });
+  const murmur = () => measured(pid, () => load(`${url}/notes/${noteId}`, { token }));
   await load(`${url}/healthz`, { duration: 1 });
   await murmur();
   const bare = await startBare(dataDir, databaseUrl, "get-note", statements);
   const bareFindVisible = await startBare(dataDir, databaseUrl, "get-note-find-visible", findVisibleStatements);
-  const turns: Load[][] = [[], [], []];
+  const turns: (Load & { cpuMicrosPerRequest: number })[][] = [[], [], []];
   try {
     for (let turn = 0; turn < 3; turn++) {
       turns[0].push(await murmur());
@@ -156,10 +188,11 @@ export async function benchGetNote(options: {
 }
 
 export function printGetNote(figures: GetNoteFigures, explain: boolean, before?: GetNoteFigures): void {
-  const row = (l: Load, was?: Load) => ({
+  const row = (l: Load & { cpuMicrosPerRequest: number }, was?: Load) => ({
     "req/s": l.reqPerSec,
     "p50 ms": l.p50,
     "p99 ms": l.p99,
+    "server CPU µs/req": l.cpuMicrosPerRequest,
     "before req/s": was?.reqPerSec ?? "",
     "before p99": was?.p99 ?? "",
     errors: l.errors,
@@ -188,6 +221,7 @@ export function printGetNote(figures: GetNoteFigures, explain: boolean, before?:
         "planning ms": s.planningMs,
         "execution ms": s.executionMs,
         buffers: s.buffers,
+        plans: s.plans,
       })),
     );
     if (explain) for (const s of list) console.log(`\n${s.query}\n${s.plan}`);
@@ -230,6 +264,7 @@ export async function benchGetNoteAlone(explain: boolean): Promise<void> {
     });
     const figures = await benchGetNote({
       url: server.url,
+      pid: server.pid,
       token: login.authorization_token,
       probe,
       noteId: newest.id.toString(),
