@@ -30,15 +30,15 @@ import { SqlProbe } from "./sql.ts";
 import { benchUpload } from "./upload.ts";
 
 const explain = process.argv.includes("--explain");
+// `npm run bench -- --only get-note`: that bench alone, on a database of its own (bench/get-note.ts).
+if (process.argv.includes("--only") && process.argv[process.argv.indexOf("--only") + 1] === "get-note") {
+  await benchGetNoteAlone(explain);
+  process.exit(0);
+}
 // `--only <name>`: one bench alone on a seeded database (bench/only.ts), nothing else, no results.json.
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 if (only !== undefined) {
   await (await import("./only.ts")).runOnly(only);
-  process.exit(0);
-}
-// `npm run bench -- --only get-note`: that bench alone, on a database of its own (bench/get-note.ts).
-if (process.argv.includes("--only") && process.argv[process.argv.indexOf("--only") + 1] === "get-note") {
-  await benchGetNoteAlone(explain);
   process.exit(0);
 }
 const accounts = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
@@ -257,6 +257,7 @@ try {
   // GET /notes/{id} beside a bare handler of its own statements, in turns (bench/get-note.ts).
   const getNote = await benchGetNote({
     url: server.url,
+    pid: server.pid,
     token,
     probe,
     noteId: String(newest?.id),
