@@ -2,30 +2,28 @@
 import * as deletion from "../domain/accounts/deletion.ts";
 import { exportAccount } from "../domain/accounts/export.ts";
 import * as accounts from "../domain/accounts/service.ts";
-import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import { exportDocument } from "../http/views/export.ts";
+import { ACCOUNT } from "../projection/account.ts";
 import { builder, done, limited } from "./builder.ts";
 import { connectionType } from "./connection.ts";
+import { projected } from "./projected.ts";
 
 // Any account row, or a note's author (which carries only these columns).
 export const AccountRef = builder.objectRef<accounts.PublicAccount>("Account").implement({
   description: "An account, as its public view shows it; `email` only to its owner.",
   fields: (t) => ({
-    id: t.id({ resolve: (a) => a.id.toString() }),
-    name: t.string({
-      description: "Qualified name `@name@host`.",
-      resolve: (a, _args, ctx) => accounts.qualifiedNameOf(ctx, a),
-    }),
-    nickname: t.exposeString("nickname"),
-    bio: t.exposeString("bio"),
-    avatar: t.string({ resolve: (a, _args, ctx) => fileUrl(ctx.config, a.avatarFileId) }),
-    header: t.string({ resolve: (a, _args, ctx) => fileUrl(ctx.config, a.headerFileId) }),
-    followedCount: t.exposeInt("followersCount"),
-    followingCount: t.exposeInt("followingCount"),
-    noteCount: t.exposeInt("notesCount"),
-    locked: t.exposeBoolean("locked"),
-    email: t.string({ nullable: true, resolve: (a, _args, ctx) => accounts.visibleEmail(ctx, a) }),
+    id: t.id(projected(ACCOUNT.id)),
+    name: t.string({ description: "Qualified name `@name@host`.", ...projected(ACCOUNT.name) }),
+    nickname: t.string(projected(ACCOUNT.nickname)),
+    bio: t.string(projected(ACCOUNT.bio)),
+    avatar: t.string(projected(ACCOUNT.avatar)),
+    header: t.string(projected(ACCOUNT.header)),
+    followedCount: t.int(projected(ACCOUNT.followersCount)),
+    followingCount: t.int(projected(ACCOUNT.followingCount)),
+    noteCount: t.int(projected(ACCOUNT.notesCount)),
+    locked: t.boolean(projected(ACCOUNT.locked)),
+    email: t.string({ nullable: true, ...projected(ACCOUNT.visibleEmail) }),
   }),
 });
 
@@ -41,9 +39,9 @@ export const AccountConnection = connectionType(
 const NewAccount = builder.objectRef<Account>("NewAccount").implement({
   description: "A registered account, not yet verified: id, qualified name and e-mail.",
   fields: (t) => ({
-    id: t.id({ resolve: (a) => a.id.toString() }),
-    name: t.string({ resolve: (a, _args, ctx) => accounts.qualifiedNameOf(ctx, a) }),
-    email: t.exposeString("email"),
+    id: t.id(projected(ACCOUNT.id)),
+    name: t.string(projected(ACCOUNT.name)),
+    email: t.string(projected(ACCOUNT.email)),
     account: t.field({ type: AccountRef, resolve: (a) => a }),
   }),
 });

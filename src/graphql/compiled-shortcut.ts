@@ -1,6 +1,7 @@
 // The compiled-page shortcut at /graphql: a timeline page of a document already answered once is
 // answered by its compiled plan (compiled-pages.ts), the executor answering everything else.
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { GraphQLSchema } from "graphql";
 import type { Context } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import { answerFor } from "../http/errors.ts";
@@ -10,9 +11,14 @@ import { graphqlCaller } from "./caller.ts";
 import { answerPage, type CompiledPage, CompiledPages } from "./compiled-pages.ts";
 
 export class CompiledShortcut {
-  private readonly compiled = new CompiledPages();
+  private readonly compiled: CompiledPages;
 
-  constructor(private readonly services: AppServices) {}
+  constructor(
+    private readonly services: AppServices,
+    schema: GraphQLSchema,
+  ) {
+    this.compiled = new CompiledPages(schema);
+  }
 
   /**
    * Answers a plain request (a POST without uploads or Idempotency-Key) by its compiled plan:

@@ -2,28 +2,29 @@
 // graphql-upload-minimal, streamed like REST uploads).
 import { GraphQLUpload } from "graphql-upload-minimal";
 import * as drive from "../domain/drive/service.ts";
-import { fileUrl, thumbnailUrl } from "../domain/drive/urls.ts";
 import { DomainError } from "../domain/errors.ts";
+import { DRIVE_FILE } from "../projection/drive-file.ts";
 import { builder, done, limited } from "./builder.ts";
 import { AFTER_DESCRIPTION, connectionType, firstDescription, page, pageComplexity } from "./connection.ts";
+import { projected } from "./projected.ts";
 
 const Upload = builder.addScalarType("Upload", GraphQLUpload, {});
 
 export const DriveFileRef = builder.prismaObject("DriveFile", {
   description: "An uploaded file; its type is read from its bytes.",
   fields: (t) => ({
-    id: t.id({ resolve: (f) => f.id.toString() }),
-    name: t.exposeString("name"),
-    authorId: t.id({ nullable: true, resolve: (f) => f.ownerId?.toString() ?? null }),
-    hash: t.exposeString("blurhash", { description: "Blurhash of the thumbnail; empty for non-images." }),
-    mime: t.exposeString("mime"),
-    size: t.int({ resolve: (f) => Number(f.size) }),
-    nsfw: t.exposeBoolean("nsfw"),
-    url: t.string({ resolve: (f, _args, ctx) => fileUrl(ctx.config, f.id) }),
-    thumbnail: t.string({
-      nullable: true,
-      resolve: (f, _args, ctx) => (f.thumbnailSize === null ? null : thumbnailUrl(ctx.config, f.id)),
+    id: t.id(projected(DRIVE_FILE.id)),
+    name: t.string(projected(DRIVE_FILE.name)),
+    authorId: t.id({ nullable: true, ...projected(DRIVE_FILE.ownerId) }),
+    hash: t.string({
+      description: "Blurhash of the thumbnail; empty for non-images.",
+      ...projected(DRIVE_FILE.blurhash),
     }),
+    mime: t.string(projected(DRIVE_FILE.mime)),
+    size: t.int(projected(DRIVE_FILE.size)),
+    nsfw: t.boolean(projected(DRIVE_FILE.nsfw)),
+    url: t.string(projected(DRIVE_FILE.url)),
+    thumbnail: t.string({ nullable: true, ...projected(DRIVE_FILE.thumbnail) }),
   }),
 });
 

@@ -1,15 +1,17 @@
 // Lists: their members, and the list queries and mutations.
 import * as lists from "../domain/lists/service.ts";
+import { LIST } from "../projection/list.ts";
 import { AccountConnection } from "./account.ts";
 import { builder, done } from "./builder.ts";
 import { AFTER_DESCRIPTION, connectionType, firstDescription, page, pageComplexity } from "./connection.ts";
+import { projected } from "./projected.ts";
 
 const List = builder.objectRef<lists.ListView>("List").implement({
   description: "A list of accounts. Private lists are their owner's alone.",
   fields: (t) => ({
-    id: t.id({ resolve: (l) => l.id.toString() }),
-    title: t.exposeString("title"),
-    public: t.exposeBoolean("public"),
+    id: t.id(projected(LIST.id)),
+    title: t.string(projected(LIST.title)),
+    public: t.boolean(projected(LIST.public)),
     assignees: t.field({
       type: AccountConnection,
       errors: { directResult: true },
@@ -28,7 +30,7 @@ const List = builder.objectRef<lists.ListView>("List").implement({
         );
       },
     }),
-    assigneeCount: t.int({ description: "How many accounts the list has.", resolve: (l) => l._count.assignees }),
+    assigneeCount: t.int({ description: "How many accounts the list has.", ...projected(LIST.assigneeCount) }),
   }),
 });
 

@@ -16,6 +16,7 @@ import { emptyBodyAsStream, NOT_UTF8, NOT_UTF8_REFUSAL, registerBodyParsers } fr
 import { MAX_TOKENS } from "./bounds.ts";
 import { CompiledShortcut } from "./compiled-shortcut.ts";
 import { beginGraphqlIdempotency } from "./idempotent-intake.ts";
+import { schema } from "./index.ts";
 import { isMultipart, readMultipart } from "./multipart-intake.ts";
 import type { CountedBody } from "./multipart-parts.ts";
 import { registerWebSocket, webSocketHandler } from "./websocket.ts";
@@ -30,7 +31,7 @@ export async function mountGraphql(
   const yoga = graphqlYoga(services, limits);
   warmUpAtStart(app, yoga);
   await registerWebSocket(app);
-  const shortcut = new CompiledShortcut(services);
+  const shortcut = new CompiledShortcut(services, schema);
   // In its own context, for its body parsers.
   await app.register(async (scope) => {
     registerBodyParsers(scope);

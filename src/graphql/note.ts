@@ -2,17 +2,24 @@
 // attachments come loaded in a fixed number of queries, and the notes it renotes or replies to
 // are loaded together for a whole page (a dataloader), so no field makes one query per note.
 import type { ImplementableObjectRef } from "@pothos/core";
+import type { FieldNode } from "graphql";
+import { Prisma } from "../db/client.ts";
 import * as bookmarks from "../domain/bookmarks/service.ts";
 import * as notes from "../domain/notes/service.ts";
 import * as reactions from "../domain/reactions/service.ts";
 import { REACTIONS_SHOWN, reactionTotal } from "../domain/reactions/shown.ts";
 import * as search from "../domain/search/service.ts";
 import { PAGE } from "../domain/timelines/page.ts";
+import { columnOf } from "../projection/field.ts";
+import { NOTE, REACTION_COUNT, type ReactionCount as ReactionCountRow } from "../projection/note.ts";
+import { REACTION } from "../projection/reaction.ts";
 import { AccountRef } from "./account.ts";
 import { builder, done } from "./builder.ts";
+import { type CompiledExtensions, no, raw, type SqlOf, scalar, selectionOf, type Walk } from "./compiled-walk.ts";
 import { AFTER_DESCRIPTION, connectionType, firstDescription, page, pageComplexity } from "./connection.ts";
 import { DriveFileRef } from "./drive.ts";
 import { OPEN_ENUM } from "./open-enum.ts";
+import { projected, projectedRelation } from "./projected.ts";
 
 type ReactionRow = notes.NoteView["reactions"][number];
 
@@ -25,10 +32,13 @@ const VisibilityEnum = builder.enumType("Visibility", {
 
 const Reaction = builder.objectRef<ReactionRow>("Reaction").implement({
   fields: (t) => ({
-    id: t.id({ resolve: (r) => r.id.toString() }),
-    emoji: t.exposeString("emoji", { description: "One Unicode emoji, or `<:alias:id>` of a custom emoji." }),
-    reactedBy: t.id({ resolve: (r) => r.accountId.toString() }),
-    createdAt: t.field({ type: "DateTime", resolve: (r) => r.createdAt }),
+    id: t.id(projected(REACTION.id)),
+    emoji: t.string({
+      description: "One Unicode emoji, or `<:alias:id>` of a custom emoji.",
+      ...projected(REACTION.emoji),
+    }),
+    reactedBy: t.id(projected(REACTION.reactedBy)),
+    createdAt: t.field({ type: "DateTime", ...projected(REACTION.createdAt) }),
   }),
 });
 
@@ -38,9 +48,43 @@ const ReactionConnection = connectionType(
   "A page of a note's reactions, newest first. Pass `pageInfo.endCursor` as `after` for the next one.",
 );
 
-const ReactionCount = builder.objectRef<{ emoji: string; count: number }>("ReactionCount").implement({
-  fields: (t) => ({ emoji: t.exposeString("emoji"), count: t.exposeInt("count") }),
+const ReactionCount = builder.objectRef<ReactionCountRow>("ReactionCount").implement({
+  fields: (t) => ({ emoji: t.string(projected(REACTION_COUNT.emoji)), count: t.int(projected(REACTION_COUNT.count)) }),
 });
+
+/**
+ * Note.reactions compiled (compiled-walk.ts): without `after`, `first` within the reactions a note
+ * comes with, the newest `first` of them and a next page when the note has more; read from no
+ * rows at all when the note has no reaction (most notes), its counts `c` (noteStatement) null.
+ */
+function compiledReactions(f: FieldNode, walk: Walk): SqlOf {
+  let first: number | undefined;
+  for (const argument of f.arguments ?? []) {
+    if (argument.name.value !== "first") no();
+    first = walk.intArgument(argument.value);
+  }
+  first ??= REACTIONS_SHOWN;
+  if (!Number.isInteger(first) || first < 1 || first > REACTIONS_SHOWN) no();
+  const limit = Prisma.raw(String(first));
+  const connection = walk.object(f.selectionSet, "ReactionConnection", {
+    edges: (c) => {
+      const edge = walk.object(selectionOf(c), "ReactionEdge", {
+        cursor: scalar((r) => columnOf(r, "id::text")),
+        node: (e) => walk.object(selectionOf(e), "Reaction"),
+      });
+      return (r, v) => Prisma.sql`COALESCE(json_agg(${edge(r, v)} ORDER BY ${columnOf(r, "id")} DESC), '[]')`;
+    },
+    pageInfo: (c) =>
+      walk.object(selectionOf(c), "PageInfo", {
+        hasNextPage: scalar(raw(`COALESCE(c.total, 0) > ${first}`)),
+        hasPreviousPage: scalar(raw("false")),
+        startCursor: scalar((r) => Prisma.raw(`(array_agg(${r}.id::text ORDER BY ${r}.id DESC))[1]`)),
+        endCursor: scalar((r) => Prisma.raw(`(array_agg(${r}.id::text ORDER BY ${r}.id))[1]`)),
+      }),
+  });
+  return (t, v) => Prisma.sql`(SELECT ${connection("r", v)} FROM (
+    SELECT * FROM reactions WHERE c.total IS NOT NULL AND note_id = ${columnOf(t, "id")} ORDER BY id DESC LIMIT ${limit}) r)`;
+}
 
 // Declared with its type: its fields refer to it (renote, replyTo).
 export const NoteRef: ImplementableObjectRef<typeof builder.$inferSchemaTypes, notes.NoteView> =
@@ -49,14 +93,14 @@ export const NoteRef: ImplementableObjectRef<typeof builder.$inferSchemaTypes, n
 NoteRef.implement({
   description: "A note. A renote or reply loads its note (null when the caller may not see it).",
   fields: (t) => ({
-    id: t.id({ resolve: (n) => n.id.toString() }),
-    content: t.exposeString("content"),
-    cwComment: t.exposeString("cwComment"),
-    visibility: t.field({ type: VisibilityEnum, resolve: (n) => n.visibility }),
-    sendToId: t.id({ nullable: true, resolve: (n) => n.sendToId?.toString() ?? null }),
-    renoteId: t.id({ nullable: true, resolve: (n) => n.renoteId?.toString() ?? null }),
-    replyToId: t.id({ nullable: true, resolve: (n) => n.replyToId?.toString() ?? null }),
-    createdAt: t.field({ type: "DateTime", resolve: (n) => n.createdAt }),
+    id: t.id(projected(NOTE.id)),
+    content: t.string(projected(NOTE.content)),
+    cwComment: t.string(projected(NOTE.cwComment)),
+    visibility: t.field({ type: VisibilityEnum, ...projected(NOTE.visibility) }),
+    sendToId: t.id({ nullable: true, ...projected(NOTE.sendToId) }),
+    renoteId: t.id({ nullable: true, ...projected(NOTE.renoteId) }),
+    replyToId: t.id({ nullable: true, ...projected(NOTE.replyToId) }),
+    createdAt: t.field({ type: "DateTime", ...projected(NOTE.createdAt) }),
     renote: t.loadable({
       type: NoteRef,
       nullable: true,
@@ -71,24 +115,25 @@ NoteRef.implement({
       load: (ids: bigint[], ctx) => notes.visibleNotesByIds(ctx, ids),
       resolve: (n) => n.replyToId,
     }),
-    author: t.field({ type: AccountRef, resolve: (n) => n.author }),
-    reactionCount: t.int({ description: "How many reactions the note has.", resolve: reactionTotal }),
+    author: t.field({ type: AccountRef, ...projectedRelation(NOTE.author) }),
+    reactionCount: t.int({ description: "How many reactions the note has.", ...projected(NOTE.reactionCount) }),
     reactionCounts: t.field({
       type: [ReactionCount],
       description: "How many of each emoji (an emoji nobody uses any more is absent).",
-      resolve: (n) => Object.entries(n.reactionCounts).map(([emoji, count]) => ({ emoji, count })),
+      ...projectedRelation(NOTE.reactionCountList),
     }),
     ownReaction: t.field({
       type: Reaction,
       nullable: true,
       description: "The caller's reaction to the note, if any.",
-      resolve: (n) => n.ownReaction,
+      ...projectedRelation(NOTE.ownReaction),
     }),
     reactions: t.field({
       type: ReactionConnection,
       errors: { directResult: true },
       complexity: pageComplexity(reactions.REACTIONS_PAGE, REACTIONS_SHOWN),
       description: `Every reaction, newest first. The first ${REACTIONS_SHOWN} come with the note; later pages are read on demand.`,
+      extensions: { compile: compiledReactions } satisfies CompiledExtensions,
       args: {
         first: t.arg.int({ description: `1 to ${reactions.REACTIONS_PAGE}, default ${REACTIONS_SHOWN}` }),
         after: t.arg.string({ description: AFTER_DESCRIPTION }),
@@ -102,7 +147,7 @@ NoteRef.implement({
         );
       },
     }),
-    attachments: t.field({ type: [DriveFileRef], resolve: (n) => n.attachments.map((a) => a.file) }),
+    attachments: t.field({ type: [DriveFileRef], ...projectedRelation(NOTE.attachments) }),
   }),
 });
 

@@ -1,9 +1,11 @@
 // Notifications (a connection) and announcements.
 import * as notifications from "../domain/notifications/service.ts";
 import { NotificationType } from "../generated/prisma/enums.ts";
+import { NOTIFICATION } from "../projection/notification.ts";
 import { AccountRef } from "./account.ts";
 import { builder, done } from "./builder.ts";
 import { AFTER_DESCRIPTION, connectionType, page, pageComplexity } from "./connection.ts";
+import { projected } from "./projected.ts";
 
 const NotificationTypeEnum = builder.enumType("NotificationType", {
   values: Object.values(NotificationType),
@@ -21,7 +23,7 @@ const SystemActor = builder.objectRef<{ system: true }>("SystemActor").implement
   fields: (t) => ({ system: t.boolean({ resolve: () => true }) }),
 });
 
-// Spec 2.11: an actor is an account or the system.
+// An actor is an account or the system (docs/notifications.md#shape).
 const Actor = builder.unionType("Actor", {
   types: [AccountActor, SystemActor],
   resolveType: (actor) => ("system" in actor ? SystemActor : AccountActor),
@@ -30,19 +32,19 @@ const Actor = builder.unionType("Actor", {
 export const NotificationRef = builder.objectRef<NotificationRow>("Notification");
 NotificationRef.implement({
   fields: (t) => ({
-    id: t.id({ resolve: (n) => n.id.toString() }),
-    type: t.field({ type: NotificationTypeEnum, resolve: (n) => n.type }),
+    id: t.id(projected(NOTIFICATION.id)),
+    type: t.field({ type: NotificationTypeEnum, ...projected(NOTIFICATION.type) }),
     actor: t.field({ type: Actor, resolve: (n) => n.actor ?? { system: true as const } }),
-    noteId: t.id({ nullable: true, resolve: (n) => n.noteId?.toString() ?? null }),
-    content: t.string({ nullable: true, resolve: (n) => n.content }),
-    listId: t.id({ nullable: true, resolve: (n) => n.listId?.toString() ?? null }),
+    noteId: t.id({ nullable: true, ...projected(NOTIFICATION.noteId) }),
+    content: t.string({ nullable: true, ...projected(NOTIFICATION.content) }),
+    listId: t.id({ nullable: true, ...projected(NOTIFICATION.listId) }),
     reportId: t.id({
       nullable: true,
       description: "For `reported`: the report (moderators read it with `reports`).",
-      resolve: (n) => n.reportId?.toString() ?? null,
+      ...projected(NOTIFICATION.reportId),
     }),
-    read: t.boolean({ resolve: (n) => n.readAt !== null }),
-    createdAt: t.field({ type: "DateTime", resolve: (n) => n.createdAt }),
+    read: t.boolean(projected(NOTIFICATION.read)),
+    createdAt: t.field({ type: "DateTime", ...projected(NOTIFICATION.createdAt) }),
   }),
 });
 

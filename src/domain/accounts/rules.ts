@@ -1,6 +1,7 @@
 // Field rules (docs/accounts.md#field-rules), lengths in code points (docs/http.md#lengths), and
 // account names.
 import { z } from "zod";
+import { Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import { DomainError } from "../errors.ts";
 
@@ -99,6 +100,11 @@ export function keyOf(text: string): string {
 
 export function qualifiedName(name: string, host: string): string {
   return `@${name}@${host}`;
+}
+
+/** qualifiedName in SQL, of the name `name` (SQL). */
+export function qualifiedNameSql(name: Prisma.Sql, host: string): Prisma.Sql {
+  return Prisma.sql`'@' || ${name} || '@' || ${host}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Accounts (docs/accounts.md): registration, e-mail verification, the public
 // view, updates guarded by an ETag, roles, freezing and silencing.
 import { createHash, randomBytes } from "node:crypto";
-import { type Prisma, uniqueViolation } from "../../db/client.ts";
+import { Prisma, uniqueViolation } from "../../db/client.ts";
 import type { Account, EmailTokenPurpose, Role } from "../../generated/prisma/client.ts";
 import type { Mail } from "../../mail/mailer.ts";
 import { queueMail, queueMailToAccount } from "../../mail/queue.ts";
@@ -311,8 +311,15 @@ export async function getViewer(ctx: Context): Promise<PublicAccount> {
 }
 
 /** An account's e-mail is shown to its owner only. */
-export function visibleEmail(ctx: Context, account: Pick<Account, "id" | "email">): string | null {
-  return ctx.caller.account?.id === account.id ? account.email : null;
+export function visibleEmail(viewerId: bigint | undefined, account: Pick<Account, "id" | "email">): string | null {
+  return viewerId === account.id ? account.email : null;
+}
+
+/** visibleEmail in SQL, of the accounts row aliased `a`. */
+export function visibleEmailSql(viewerId: bigint | undefined, a: string): Prisma.Sql {
+  return viewerId === undefined
+    ? Prisma.sql`NULL::text`
+    : Prisma.sql`CASE WHEN ${Prisma.raw(a)}.id = ${viewerId} THEN ${Prisma.raw(a)}.email END`;
 }
 
 export interface AccountView {

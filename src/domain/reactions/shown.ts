@@ -19,13 +19,13 @@ export interface NoteReactions {
 }
 
 /** The reactions a note shows: the newest, with the caller's own in place of the oldest when it is not among them. */
-export function shownReactions(n: NoteReactions): Reaction[] {
+export function shownReactions(n: Pick<NoteReactions, "reactions" | "ownReaction">): Reaction[] {
   const own = n.ownReaction;
   if (!own || n.reactions.some((r) => r.accountId === own.accountId)) return n.reactions;
   return [...n.reactions.slice(0, REACTIONS_SHOWN - 1), own];
 }
 
-export function reactionTotal(n: NoteReactions): number {
+export function reactionTotal(n: Pick<NoteReactions, "reactionCounts">): number {
   return Object.values(n.reactionCounts).reduce((sum, count) => sum + count, 0);
 }
 

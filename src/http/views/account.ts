@@ -1,10 +1,11 @@
 // The documented account shapes (docs/accounts.md#shapes) and their views.
 import { z } from "zod";
-import { type PublicAccount, qualifiedNameOf } from "../../domain/accounts/service.ts";
+import type { PublicAccount } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
-import { fileUrl } from "../../domain/drive/urls.ts";
 import type { Account } from "../../generated/prisma/client.ts";
-import { named, Snowflake, Url } from "./wire.ts";
+import { ACCOUNT } from "../../projection/account.ts";
+import { viewerOf } from "../../projection/field.ts";
+import { named, Snowflake, Url, wireObject } from "./wire.ts";
 
 export const AccountCreatedShape = named(
   "AccountCreated",
@@ -58,36 +59,52 @@ export const FollowResultShape = named(
   z.strictObject({ pending: z.boolean() }),
 );
 
+const ACCOUNT_CREATED = wireObject<Account, typeof AccountCreatedShape>(AccountCreatedShape, {
+  id: ACCOUNT.id,
+  name: ACCOUNT.name,
+  email: ACCOUNT.email,
+});
+
+const OWN_ACCOUNT = wireObject<PublicAccount, typeof OwnAccountShape>(OwnAccountShape, {
+  id: ACCOUNT.id,
+  name: ACCOUNT.name,
+  nickname: ACCOUNT.nickname,
+  bio: ACCOUNT.bio,
+  email: ACCOUNT.email,
+});
+
+const PUBLIC_ACCOUNT = wireObject<PublicAccount, typeof PublicAccountShape>(PublicAccountShape, {
+  id: ACCOUNT.id,
+  name: ACCOUNT.name,
+  nickname: ACCOUNT.nickname,
+  bio: ACCOUNT.bio,
+  avatar: ACCOUNT.avatar,
+  header: ACCOUNT.header,
+  followed_count: ACCOUNT.followersCount,
+  following_count: ACCOUNT.followingCount,
+  note_count: ACCOUNT.notesCount,
+});
+
+export const ACCOUNT_SUMMARY = wireObject<
+  Pick<Account, "id" | "name" | "nickname" | "avatarFileId">,
+  typeof AccountSummaryShape
+>(AccountSummaryShape, { id: ACCOUNT.id, name: ACCOUNT.name, nickname: ACCOUNT.nickname, avatar: ACCOUNT.avatar });
+
 export function accountCreatedView(ctx: Context, a: Account): z.infer<typeof AccountCreatedShape> {
-  return { id: a.id.toString(), name: qualifiedNameOf(ctx, a), email: a.email };
+  return ACCOUNT_CREATED.view(a, viewerOf(ctx));
 }
 
 export function ownAccountView(ctx: Context, a: PublicAccount): z.infer<typeof OwnAccountShape> {
-  return { id: a.id.toString(), name: qualifiedNameOf(ctx, a), nickname: a.nickname, bio: a.bio, email: a.email };
+  return OWN_ACCOUNT.view(a, viewerOf(ctx));
 }
 
 export function publicAccountView(ctx: Context, a: PublicAccount): z.infer<typeof PublicAccountShape> {
-  return {
-    id: a.id.toString(),
-    name: qualifiedNameOf(ctx, a),
-    nickname: a.nickname,
-    bio: a.bio,
-    avatar: fileUrl(ctx.config, a.avatarFileId),
-    header: fileUrl(ctx.config, a.headerFileId),
-    followed_count: a.followersCount,
-    following_count: a.followingCount,
-    note_count: a.notesCount,
-  };
+  return PUBLIC_ACCOUNT.view(a, viewerOf(ctx));
 }
 
 export function accountSummaryView(
   ctx: Context,
   a: Pick<Account, "id" | "name" | "nickname" | "avatarFileId">,
 ): z.infer<typeof AccountSummaryShape> {
-  return {
-    id: a.id.toString(),
-    name: qualifiedNameOf(ctx, a),
-    nickname: a.nickname,
-    avatar: fileUrl(ctx.config, a.avatarFileId),
-  };
+  return ACCOUNT_SUMMARY.view(a, viewerOf(ctx));
 }

@@ -1,9 +1,11 @@
 // The documented drive file (docs/drive.md#shape) and its view.
 import { z } from "zod";
 import type { Context } from "../../domain/context.ts";
-import { fileUrl, thumbnailUrl } from "../../domain/drive/urls.ts";
+
 import type { DriveFile } from "../../generated/prisma/client.ts";
-import { named, Snowflake, Url } from "./wire.ts";
+import { DRIVE_FILE } from "../../projection/drive-file.ts";
+import { viewerOf } from "../../projection/field.ts";
+import { named, Snowflake, Url, wireObject } from "./wire.ts";
 
 export const DriveFileShape = named(
   "DriveFile",
@@ -20,15 +22,17 @@ export const DriveFileShape = named(
   }),
 );
 
+export const DRIVE_FILE_WIRE = wireObject<DriveFile, typeof DriveFileShape>(DriveFileShape, {
+  id: DRIVE_FILE.id,
+  name: DRIVE_FILE.name,
+  author_id: { field: DRIVE_FILE.ownerId, ifNull: "" },
+  hash: DRIVE_FILE.blurhash,
+  mime: DRIVE_FILE.mime,
+  nsfw: DRIVE_FILE.nsfw,
+  url: DRIVE_FILE.url,
+  thumbnail: DRIVE_FILE.thumbnail,
+});
+
 export function driveFileView(ctx: Context, f: DriveFile): z.infer<typeof DriveFileShape> {
-  return {
-    id: f.id.toString(),
-    name: f.name,
-    author_id: f.ownerId?.toString() ?? "",
-    hash: f.blurhash,
-    mime: f.mime,
-    nsfw: f.nsfw,
-    url: fileUrl(ctx.config, f.id),
-    ...(f.thumbnailSize === null ? {} : { thumbnail: thumbnailUrl(ctx.config, f.id) }),
-  };
+  return DRIVE_FILE_WIRE.view(f, viewerOf(ctx));
 }

@@ -8,13 +8,15 @@ import type {
   ExportedNote,
   ExportedRelation,
 } from "../../domain/accounts/export.ts";
-import { qualifiedNameOf } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
-import { fileUrl } from "../../domain/drive/urls.ts";
-import type { Bookmark, DriveFile, Reaction } from "../../generated/prisma/client.ts";
+import type { Account, Bookmark, DriveFile, Reaction } from "../../generated/prisma/client.ts";
+import { ACCOUNT } from "../../projection/account.ts";
+import { DRIVE_FILE } from "../../projection/drive-file.ts";
+import { viewerOf } from "../../projection/field.ts";
+import { NOTE } from "../../projection/note.ts";
 import { AccountSummaryShape, accountSummaryView } from "./account.ts";
-import { DriveFileShape, driveFileView } from "./drive.ts";
-import { named, Snowflake, Timestamp, Url } from "./wire.ts";
+import { DRIVE_FILE_WIRE, DriveFileShape } from "./drive.ts";
+import { named, Snowflake, Timestamp, Url, wireObject } from "./wire.ts";
 
 export const ExportedProfileShape = named(
   "ExportedProfile",
@@ -111,19 +113,40 @@ export type AccountExportDocument = z.infer<typeof AccountExportShape>;
 
 const summary = (ctx: Context, a: AccountSummary) => accountSummaryView(ctx, a);
 
-function noteView(n: ExportedNote): z.infer<typeof ExportedNoteShape> {
-  return {
-    id: n.id.toString(),
-    content: n.content,
-    cw_comment: n.cwComment,
-    visibility: n.visibility,
-    ...(n.sendToId === null ? {} : { send_to: n.sendToId.toString() }),
-    ...(n.renoteId === null ? {} : { renote_id: n.renoteId.toString() }),
-    ...(n.replyToId === null ? {} : { reply_to: n.replyToId.toString() }),
-    attachment_ids: n.attachments.map((a) => a.fileId.toString()),
-    created_at: n.createdAt.toISOString(),
-  };
-}
+const EXPORTED_NOTE = wireObject<ExportedNote, typeof ExportedNoteShape>(ExportedNoteShape, {
+  id: NOTE.id,
+  content: NOTE.content,
+  cw_comment: NOTE.cwComment,
+  visibility: NOTE.visibility,
+  send_to: NOTE.sendToId,
+  renote_id: NOTE.renoteId,
+  reply_to: NOTE.replyToId,
+  attachment_ids: NOTE.attachmentIds,
+  created_at: NOTE.createdAt,
+});
+
+const EXPORTED_DRIVE_FILE = wireObject<DriveFile, typeof ExportedDriveFileShape>(ExportedDriveFileShape, {
+  ...DRIVE_FILE_WIRE.members,
+  size: DRIVE_FILE.size,
+  created_at: DRIVE_FILE.createdAt,
+});
+
+const PROFILE = wireObject<Account, typeof ExportedProfileShape>(ExportedProfileShape, {
+  id: ACCOUNT.id,
+  name: ACCOUNT.name,
+  nickname: ACCOUNT.nickname,
+  bio: ACCOUNT.bio,
+  email: ACCOUNT.email,
+  avatar: ACCOUNT.avatar,
+  header: ACCOUNT.header,
+  locked: ACCOUNT.locked,
+  verified: ACCOUNT.verified,
+  role: ACCOUNT.role,
+  followed_count: ACCOUNT.followersCount,
+  following_count: ACCOUNT.followingCount,
+  note_count: ACCOUNT.notesCount,
+  created_at: ACCOUNT.createdAt,
+});
 
 const relationView = (ctx: Context, r: ExportedRelation): z.infer<typeof ExportedRelationShape> => ({
   account: summary(ctx, r.account),
@@ -132,10 +155,11 @@ const relationView = (ctx: Context, r: ExportedRelation): z.infer<typeof Exporte
 
 /** The sections of the document after the profile, in order, each with the view of its rows. */
 function sections(ctx: Context, exp: AccountExport): [string, AsyncIterable<unknown>, (row: never) => unknown][] {
+  const viewer = viewerOf(ctx);
   const section = <T>(name: string, rows: AsyncIterable<T>, view: (row: T) => unknown) =>
     [name, rows, view] as [string, AsyncIterable<unknown>, (row: never) => unknown];
   return [
-    section("notes", exp.notes, noteView),
+    section("notes", exp.notes, (n: ExportedNote) => EXPORTED_NOTE.view(n, viewer)),
     section("bookmarks", exp.bookmarks, (b: Bookmark) => ({
       note_id: b.noteId.toString(),
       created_at: b.createdAt.toISOString(),
@@ -156,32 +180,12 @@ function sections(ctx: Context, exp: AccountExport): [string, AsyncIterable<unkn
       emoji: r.emoji,
       created_at: r.createdAt.toISOString(),
     })),
-    section("drive_files", exp.driveFiles, (f: DriveFile) => ({
-      ...driveFileView(ctx, f),
-      size: Number(f.size),
-      created_at: f.createdAt.toISOString(),
-    })),
+    section("drive_files", exp.driveFiles, (f: DriveFile) => EXPORTED_DRIVE_FILE.view(f, viewer)),
   ];
 }
 
 function profileView(ctx: Context, exp: AccountExport): z.infer<typeof ExportedProfileShape> {
-  const a = exp.account;
-  return {
-    id: a.id.toString(),
-    name: qualifiedNameOf(ctx, a),
-    nickname: a.nickname,
-    bio: a.bio,
-    email: a.email,
-    avatar: fileUrl(ctx.config, a.avatarFileId),
-    header: fileUrl(ctx.config, a.headerFileId),
-    locked: a.locked,
-    verified: a.verified,
-    role: a.role,
-    followed_count: a.followersCount,
-    following_count: a.followingCount,
-    note_count: a.notesCount,
-    created_at: a.createdAt.toISOString(),
-  };
+  return PROFILE.view(exp.account, viewerOf(ctx));
 }
 
 /**

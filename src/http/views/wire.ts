@@ -2,6 +2,8 @@
 // the view that builds it, by the route table and by the tests. Names live in zod's global
 // registry, beside the descriptions of fields.
 import { z } from "zod";
+import { Prisma } from "../../db/client.ts";
+import type { Column, Relation, Viewer } from "../../projection/field.ts";
 
 /** Names `schema` as the wire shape `id`. */
 export function named<T extends z.ZodType>(id: string, description: string, schema: T): T {
@@ -14,3 +16,88 @@ export const Snowflake = z.string().regex(/^[0-9]{1,20}$/);
 export const Timestamp = z.iso.datetime({ precision: 3 });
 /** A URL, or "" where none is set (an unset avatar or header). */
 export const Url = z.string();
+
+/**
+ * A member of a wire object: a column (field.ts), a column that reads `ifNull` for null, or a
+ * relation drawn as another wire object.
+ */
+export type Member<R> =
+  | Column<R>
+  | { field: Column<R>; ifNull: string }
+  | { field: Relation<R, unknown>; as: WireObject<never, unknown> };
+
+/** A wire shape drawn from a projection (src/projection): from a row in hand, or in SQL. */
+export interface WireObject<R, T> {
+  readonly shape: z.ZodObject;
+  /** Its members, for a wire object that extends it. */
+  readonly members: { [K in keyof T]-?: Member<R> };
+  view(row: R, viewer: Viewer): T;
+  /**
+   * `json_build_object` of the row aliased `t`. A member the shape may leave out is null here:
+   * writers of whole answers strip nulls (`jsonSql`), no member of a wire shape being null.
+   */
+  sql(t: string, viewer: Viewer): Prisma.Sql;
+}
+
+/** A relation drawn as the wire object `as` (a Member). */
+export function nested<R, C>(field: Relation<R, C[]>, as: WireObject<C, unknown>): Member<R>;
+export function nested<R, C>(field: Relation<R, C | null>, as: WireObject<C, unknown>): Member<R>;
+export function nested<R>(field: Relation<R, unknown>, as: WireObject<never, unknown>): Member<R> {
+  return { field, as };
+}
+
+/**
+ * The wire object of `shape` whose every member is drawn from a projection's field: `view` leaves
+ * out a member the shape makes optional when its value is null, as `jsonSql` does.
+ */
+export function wireObject<R, S extends z.ZodObject>(
+  shape: S,
+  members: { [K in keyof z.infer<S>]-?: Member<R> },
+): WireObject<R, z.infer<S>> {
+  const entries = Object.entries(members as Record<string, Member<R>>).map(([key, member]) => ({
+    key,
+    member,
+    optional: (shape.shape[key] as z.ZodType).safeParse(undefined).success,
+  }));
+  const unknownKeys = Object.keys(shape.shape).filter((key) => !Object.hasOwn(members, key));
+  if (unknownKeys.length) throw new Error(`${shape.meta()?.id}: no member for ${unknownKeys.join(", ")}`);
+  return {
+    shape,
+    members,
+    view(row, viewer) {
+      const out: Record<string, unknown> = {};
+      for (const { key, member, optional } of entries) {
+        let value: unknown;
+        if ("kind" in member) value = member.value(row, viewer);
+        else if ("ifNull" in member) value = member.field.value(row, viewer) ?? member.ifNull;
+        else {
+          const rows = member.field.value(row as never, viewer);
+          value = member.field.many
+            ? (rows as never[]).map((r) => member.as.view(r, viewer))
+            : rows === null
+              ? null
+              : member.as.view(rows as never, viewer);
+        }
+        if (!(optional && value === null)) out[key] = value;
+      }
+      return out as z.infer<S>;
+    },
+    sql(t, viewer) {
+      const pairs = entries.map(({ key, member }) => {
+        const value =
+          "kind" in member
+            ? member.sql(t, viewer)
+            : "ifNull" in member
+              ? Prisma.sql`COALESCE(${member.field.sql(t, viewer)}, ${member.ifNull})`
+              : member.field.sql(t, (alias) => member.as.sql(alias, viewer), viewer);
+        return Prisma.sql`${Prisma.raw(`'${key}'`)}, ${value}`;
+      });
+      return Prisma.sql`json_build_object(${Prisma.join(pairs, ", ")})`;
+    },
+  };
+}
+
+/** A wire object of the row aliased `t` as a whole answer's JSON: the members it leaves out stripped. */
+export function jsonSql<R>(object: WireObject<R, unknown>, t: string, viewer: Viewer): Prisma.Sql {
+  return Prisma.sql`json_strip_nulls(${object.sql(t, viewer)})`;
+}

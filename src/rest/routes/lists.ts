@@ -35,7 +35,7 @@ export const listRoutes = [
     success: { status: 200, description: "the list", schema: ListCreatedShape },
     errors: ["TITLE_TOO_LONG"],
     run: (ctx, { body }) => lists.createList(ctx, body),
-    reply: (list) => ({ status: 200, body: listCreatedView(list) }),
+    reply: (list, ctx) => ({ status: 200, body: listCreatedView(ctx, list) }),
   }),
   route({
     method: "PATCH",

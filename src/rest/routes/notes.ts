@@ -152,7 +152,7 @@ export const noteRoutes = [
     success: { status: 200, description: "the reactions", schema: z.array(PagedReactionShape) },
     errors: ["NOTE_NOT_FOUND", "NOTHING_LEFT"],
     run: (ctx, { params, query }) => reactions.listReactions(ctx, params.note_id, query.before_id),
-    reply: (list) => ({ status: 200, body: list.map(pagedReactionView) }),
+    reply: (list, ctx) => ({ status: 200, body: list.map((r) => pagedReactionView(ctx, r)) }),
   }),
   route({
     method: "DELETE",

@@ -1,10 +1,13 @@
 // The documented list (docs/timelines.md#lists) and its view.
 import { z } from "zod";
-import { qualifiedNameOf } from "../../domain/accounts/service.ts";
+import type { PublicAccount } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
 import * as lists from "../../domain/lists/service.ts";
 import type { List } from "../../generated/prisma/client.ts";
-import { named, Snowflake } from "../../http/views/wire.ts";
+import { named, nested, Snowflake, wireObject } from "../../http/views/wire.ts";
+import { ACCOUNT } from "../../projection/account.ts";
+import { viewerOf } from "../../projection/field.ts";
+import { LIST } from "../../projection/list.ts";
 
 const listFields = { id: Snowflake, title: z.string(), public: z.boolean() };
 
@@ -41,18 +44,31 @@ export const AssignedShape = named(
   z.strictObject({ account_id: z.array(Snowflake) }),
 );
 
-export function listCreatedView(list: Pick<List, "id" | "title" | "public">): z.infer<typeof ListCreatedShape> {
-  return { id: list.id.toString(), title: list.title, public: list.public };
+const LIST_CREATED = wireObject<Pick<List, "id" | "title" | "public">, typeof ListCreatedShape>(ListCreatedShape, {
+  id: LIST.id,
+  title: LIST.title,
+  public: LIST.public,
+});
+
+const ASSIGNEE = wireObject<PublicAccount, typeof AssigneeShape>(AssigneeShape, { id: ACCOUNT.id, name: ACCOUNT.name });
+
+const LIST_WIRE = wireObject<lists.ListView, typeof ListShape>(ListShape, {
+  ...LIST_CREATED.members,
+  assignees: nested(LIST.assignees, ASSIGNEE),
+  assignee_count: LIST.assigneeCount,
+});
+
+export function listCreatedView(
+  ctx: Context,
+  list: Pick<List, "id" | "title" | "public">,
+): z.infer<typeof ListCreatedShape> {
+  return LIST_CREATED.view(list, viewerOf(ctx));
 }
 
 export function assigneeView(ctx: Context, m: lists.ListView["assignees"][number]): z.infer<typeof AssigneeShape> {
-  return { id: m.accountId.toString(), name: qualifiedNameOf(ctx, m.account) };
+  return ASSIGNEE.view(m.account, viewerOf(ctx));
 }
 
 export function listView(ctx: Context, list: lists.ListView): z.infer<typeof ListShape> {
-  return {
-    ...listCreatedView(list),
-    assignees: list.assignees.map((m) => assigneeView(ctx, m)),
-    assignee_count: list._count.assignees,
-  };
+  return LIST_WIRE.view(list, viewerOf(ctx));
 }

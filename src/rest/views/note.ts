@@ -1,13 +1,17 @@
 // The documented note and its parts (docs/notes.md#shape), written once for every route that
 // returns notes.
 import { z } from "zod";
-import { type PublicAccount, qualifiedNameOf } from "../../domain/accounts/service.ts";
+import type { PublicAccount } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
-import { fileUrl } from "../../domain/drive/urls.ts";
 import type { NoteView } from "../../domain/notes/service.ts";
-import { REACTIONS_SHOWN, reactionTotal, shownReactions } from "../../domain/reactions/shown.ts";
+import { REACTIONS_SHOWN } from "../../domain/reactions/shown.ts";
 import type { DriveFile, Reaction } from "../../generated/prisma/client.ts";
-import { named, Snowflake, Timestamp, Url } from "../../http/views/wire.ts";
+import { named, nested, Snowflake, Timestamp, Url, wireObject } from "../../http/views/wire.ts";
+import { ACCOUNT } from "../../projection/account.ts";
+import { DRIVE_FILE } from "../../projection/drive-file.ts";
+import { viewerOf } from "../../projection/field.ts";
+import { NOTE } from "../../projection/note.ts";
+import { REACTION } from "../../projection/reaction.ts";
 
 export const AttachmentShape = named(
   "Attachment",
@@ -86,59 +90,68 @@ export const PagedReactionShape = named(
   z.strictObject({ id: Snowflake, emoji: z.string(), reacted_by: Snowflake, created_at: Timestamp }),
 );
 
-export function attachmentView(ctx: Context, f: DriveFile): z.infer<typeof AttachmentShape> {
-  return {
-    id: f.id.toString(),
-    filename: f.name,
-    content_type: f.mime,
-    url: fileUrl(ctx.config, f.id),
-    ...(f.blurhash ? { blur: f.blurhash } : {}),
-    nsfw: f.nsfw,
-  };
-}
+export const ATTACHMENT = wireObject<DriveFile, typeof AttachmentShape>(AttachmentShape, {
+  id: DRIVE_FILE.id,
+  filename: DRIVE_FILE.name,
+  content_type: DRIVE_FILE.mime,
+  url: DRIVE_FILE.url,
+  blur: DRIVE_FILE.blur,
+  nsfw: DRIVE_FILE.nsfw,
+});
 
-export function authorView(ctx: Context, a: PublicAccount): z.infer<typeof AuthorShape> {
-  return {
-    id: a.id.toString(),
-    name: qualifiedNameOf(ctx, a),
-    display_name: a.nickname,
-    bio: a.bio,
-    avatar: fileUrl(ctx.config, a.avatarFileId),
-    header: fileUrl(ctx.config, a.headerFileId),
-    followed_count: a.followersCount,
-    following_count: a.followingCount,
-  };
-}
+export const AUTHOR = wireObject<PublicAccount, typeof AuthorShape>(AuthorShape, {
+  id: ACCOUNT.id,
+  name: ACCOUNT.name,
+  display_name: ACCOUNT.nickname,
+  bio: ACCOUNT.bio,
+  avatar: ACCOUNT.avatar,
+  header: ACCOUNT.header,
+  followed_count: ACCOUNT.followersCount,
+  following_count: ACCOUNT.followingCount,
+});
+
+const SHOWN_REACTION = wireObject<Reaction, typeof ReactionShape>(ReactionShape, {
+  emoji: REACTION.emoji,
+  reacted_by: REACTION.reactedBy,
+});
+
+const noteMembers = {
+  id: NOTE.id,
+  content: NOTE.content,
+  cw_comment: NOTE.cwComment,
+  visibility: NOTE.visibility,
+  send_to: NOTE.sendToId,
+  created_at: NOTE.createdAt,
+  attachment_files: nested(NOTE.attachments, ATTACHMENT),
+  renote_id: NOTE.renoteId,
+  reply_to: NOTE.replyToId,
+};
+
+export const NOTE_WIRE = wireObject<NoteView, typeof NoteShape>(NoteShape, noteMembers);
+
+export const FULL_NOTE = wireObject<NoteView, typeof FullNoteShape>(FullNoteShape, {
+  ...noteMembers,
+  reactions: nested(NOTE.shownReactions, SHOWN_REACTION),
+  reaction_count: NOTE.reactionCount,
+  reaction_counts: NOTE.reactionCounts,
+  author: nested(NOTE.author, AUTHOR),
+});
 
 export function noteView(ctx: Context, n: NoteView): z.infer<typeof NoteShape> {
-  return {
-    id: n.id.toString(),
-    content: n.content,
-    cw_comment: n.cwComment,
-    visibility: n.visibility,
-    ...(n.sendToId === null ? {} : { send_to: n.sendToId.toString() }),
-    created_at: n.createdAt.toISOString(),
-    attachment_files: n.attachments.map((a) => attachmentView(ctx, a.file)),
-    ...(n.renoteId === null ? {} : { renote_id: n.renoteId.toString() }),
-    ...(n.replyToId === null ? {} : { reply_to: n.replyToId.toString() }),
-  };
+  return NOTE_WIRE.view(n, viewerOf(ctx));
 }
 
 export function fullNoteView(ctx: Context, n: NoteView): z.infer<typeof FullNoteShape> {
-  return {
-    ...noteView(ctx, n),
-    reactions: shownReactions(n).map((r) => ({ emoji: r.emoji, reacted_by: r.accountId.toString() })),
-    reaction_count: reactionTotal(n),
-    reaction_counts: n.reactionCounts,
-    author: authorView(ctx, n.author),
-  };
+  return FULL_NOTE.view(n, viewerOf(ctx));
 }
 
-export function pagedReactionView(r: Reaction): z.infer<typeof PagedReactionShape> {
-  return {
-    id: r.id.toString(),
-    emoji: r.emoji,
-    reacted_by: r.accountId.toString(),
-    created_at: r.createdAt.toISOString(),
-  };
+const PAGED_REACTION = wireObject<Reaction, typeof PagedReactionShape>(PagedReactionShape, {
+  id: REACTION.id,
+  emoji: REACTION.emoji,
+  reacted_by: REACTION.reactedBy,
+  created_at: REACTION.createdAt,
+});
+
+export function pagedReactionView(ctx: Context, r: Reaction): z.infer<typeof PagedReactionShape> {
+  return PAGED_REACTION.view(r, viewerOf(ctx));
 }

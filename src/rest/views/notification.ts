@@ -1,14 +1,19 @@
 // The documented notification and announcement (docs/notifications.md#shape) and conversation
 // entry (docs/timelines.md#conversations), and their views.
 import { z } from "zod";
-import { qualifiedNameOf } from "../../domain/accounts/service.ts";
+import { Prisma } from "../../db/client.ts";
+import type { PublicAccount } from "../../domain/accounts/service.ts";
 import type { Context } from "../../domain/context.ts";
-import { fileUrl } from "../../domain/drive/urls.ts";
 import type * as notifications from "../../domain/notifications/service.ts";
 import type * as timelines from "../../domain/timelines/service.ts";
 import { NotificationType } from "../../generated/prisma/enums.ts";
-import { AccountSummaryShape, accountSummaryView } from "../../http/views/account.ts";
-import { named, Snowflake, Timestamp, Url } from "../../http/views/wire.ts";
+import { ACCOUNT_SUMMARY, AccountSummaryShape } from "../../http/views/account.ts";
+import { named, Snowflake, Timestamp, Url, wireObject } from "../../http/views/wire.ts";
+import { ACCOUNT } from "../../projection/account.ts";
+import { column, viewerOf } from "../../projection/field.ts";
+import { NOTIFICATION } from "../../projection/notification.ts";
+
+type Notified = notifications.NotificationsPage["notifications"][number];
 
 export const ActorShape = named(
   "Actor",
@@ -54,11 +59,18 @@ export const NotificationsPageShape = named(
   z.strictObject({ announcements: z.array(AnnouncementShape), notifications: z.array(NotificationShape) }),
 );
 
+const ConversationAccountShape = z.strictObject({
+  accountId: Snowflake,
+  accountName: z.string(),
+  nickname: z.string(),
+  avatar: Url,
+});
+
 export const ConversationEntryShape = named(
   "ConversationEntry",
   "An account the caller exchanged direct notes with (camelCase as documented; see docs/timelines.md#conversations).",
   z.strictObject({
-    account: z.strictObject({ accountId: Snowflake, accountName: z.string(), nickname: z.string(), avatar: Url }),
+    account: ConversationAccountShape,
     updatedAt: Timestamp,
     lastNoteId: Snowflake.describe(
       "extension: the newest direct note between the two; `before_id` takes it to page further",
@@ -66,10 +78,41 @@ export const ConversationEntryShape = named(
   }),
 );
 
+/** Who caused a notification: its account's summary, or the system. */
+const ACTOR = column(
+  (n: Notified, v): z.infer<typeof ActorShape> =>
+    n.actor ? { type: "account", account: ACCOUNT_SUMMARY.view(n.actor, v) } : { type: "system", system: {} },
+  (t, v) =>
+    Prisma.sql`COALESCE(${NOTIFICATION.actor.sql(
+      t,
+      (a) => Prisma.sql`json_build_object('type', 'account', 'account', ${ACCOUNT_SUMMARY.sql(a, v)})`,
+      v,
+    )}, json_build_object('type', 'system', 'system', '{}'::json))`,
+);
+
+const NOTIFICATION_WIRE = wireObject<Notified, typeof NotificationShape>(NotificationShape, {
+  id: NOTIFICATION.id,
+  type: NOTIFICATION.type,
+  actor: ACTOR,
+  noteId: NOTIFICATION.noteId,
+  content: NOTIFICATION.content,
+  listId: NOTIFICATION.listId,
+  reportId: NOTIFICATION.reportId,
+  createdAt: NOTIFICATION.createdAt,
+});
+
+const CONVERSATION_ACCOUNT = wireObject<PublicAccount, typeof ConversationAccountShape>(ConversationAccountShape, {
+  accountId: ACCOUNT.id,
+  accountName: ACCOUNT.name,
+  nickname: ACCOUNT.nickname,
+  avatar: ACCOUNT.avatar,
+});
+
 export function notificationsPageView(
   ctx: Context,
   page: notifications.NotificationsPage,
 ): z.infer<typeof NotificationsPageShape> {
+  const viewer = viewerOf(ctx);
   return {
     announcements: page.announcements.map((a) => ({
       id: a.id.toString(),
@@ -80,18 +123,7 @@ export function notificationsPageView(
       ...(a.updatedAt ? { updatedAt: a.updatedAt.toISOString() } : {}),
       unread: a.unread,
     })),
-    notifications: page.notifications.map((n) => ({
-      id: n.id.toString(),
-      type: n.type,
-      actor: n.actor
-        ? { type: "account" as const, account: accountSummaryView(ctx, n.actor) }
-        : { type: "system" as const, system: {} },
-      ...(n.noteId === null ? {} : { noteId: n.noteId.toString() }),
-      ...(n.content === null ? {} : { content: n.content }),
-      ...(n.listId === null ? {} : { listId: n.listId.toString() }),
-      ...(n.reportId === null ? {} : { reportId: n.reportId.toString() }),
-      createdAt: n.createdAt.toISOString(),
-    })),
+    notifications: page.notifications.map((n) => NOTIFICATION_WIRE.view(n, viewer)),
   };
 }
 
@@ -100,12 +132,7 @@ export function conversationEntryView(
   { account, updatedAt, lastNoteId }: timelines.Conversation,
 ): z.infer<typeof ConversationEntryShape> {
   return {
-    account: {
-      accountId: account.id.toString(),
-      accountName: qualifiedNameOf(ctx, account),
-      nickname: account.nickname,
-      avatar: fileUrl(ctx.config, account.avatarFileId),
-    },
+    account: CONVERSATION_ACCOUNT.view(account, viewerOf(ctx)),
     updatedAt: updatedAt.toISOString(),
     lastNoteId: lastNoteId.toString(),
   };

@@ -1,0 +1,42 @@
+// The account as every renderer draws it (field.ts), of an accounts row.
+import { qualifiedName, qualifiedNameSql } from "../domain/accounts/rules.ts";
+import { visibleEmail, visibleEmailSql } from "../domain/accounts/service.ts";
+import { fileUrl, fileUrlSql } from "../domain/drive/urls.ts";
+import type { Account } from "../generated/prisma/client.ts";
+import { column, columnOf, snowflake, stored, timestamp } from "./field.ts";
+
+export const ACCOUNT = {
+  id: snowflake("id", "id"),
+  /** `@name@host` (docs/accounts.md#names). */
+  name: column(
+    (a: Pick<Account, "name">, v) => qualifiedName(a.name, v.localHost),
+    (t, v) => qualifiedNameSql(columnOf(t, "name"), v.localHost),
+  ),
+  nickname: stored<"nickname", string>("nickname", "nickname"),
+  bio: stored<"bio", string>("bio", "bio"),
+  avatar: column(
+    (a: Pick<Account, "avatarFileId">, v) => fileUrl(v, a.avatarFileId),
+    (t, v) => fileUrlSql(v, columnOf(t, "avatar_file_id")),
+  ),
+  header: column(
+    (a: Pick<Account, "headerFileId">, v) => fileUrl(v, a.headerFileId),
+    (t, v) => fileUrlSql(v, columnOf(t, "header_file_id")),
+  ),
+  followersCount: stored<"followersCount", number>("followersCount", "followers_count"),
+  followingCount: stored<"followingCount", number>("followingCount", "following_count"),
+  notesCount: stored<"notesCount", number>("notesCount", "notes_count"),
+  locked: stored<"locked", boolean>("locked", "locked"),
+  /** The e-mail to its owner only; null to anyone else. */
+  visibleEmail: column(
+    (a: Pick<Account, "id" | "email">, v) => visibleEmail(v.viewerId, a),
+    (t, v) => visibleEmailSql(v.viewerId, t),
+  ),
+  verified: stored<"verified", boolean>("verified", "verified"),
+  role: column(
+    (a: Pick<Account, "role">) => a.role,
+    (t) => columnOf(t, "role::text"),
+  ),
+  createdAt: timestamp("createdAt", "created_at"),
+  /** The e-mail, where the shape is only ever its owner's (a registration, an update, an export). */
+  email: stored<"email", string>("email", "email"),
+};

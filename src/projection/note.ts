@@ -1,0 +1,123 @@
+// The note as every renderer draws it (field.ts): a NoteView in hand, or in SQL a notes row with
+// its reaction counts, as noteStatement selects them.
+
+import { Prisma } from "../db/client.ts";
+import type { PublicAccount } from "../domain/accounts/service.ts";
+import {
+  countsByEmoji,
+  type NoteReactions,
+  REACTIONS_SHOWN,
+  reactionTotal,
+  shownReactions,
+} from "../domain/reactions/shown.ts";
+import type { DriveFile, Note, Reaction } from "../generated/prisma/client.ts";
+import { column, columnOf, many, one, optionalSnowflake, snowflake, stored, timestamp } from "./field.ts";
+
+/** One emoji's count on a note; in SQL a row (emoji, total) of the note's counts. */
+export interface ReactionCount {
+  emoji: string;
+  count: number;
+}
+
+export const REACTION_COUNT = {
+  emoji: stored<"emoji", string>("emoji", "emoji"),
+  count: column(
+    (c: ReactionCount) => c.count,
+    (t) => columnOf(t, "total::int"),
+  ),
+};
+
+type Counted = Pick<NoteReactions, "reactionCounts">;
+
+export const NOTE = {
+  id: snowflake("id", "id"),
+  content: stored<"content", string>("content", "content"),
+  cwComment: stored<"cwComment", string>("cwComment", "cw_comment"),
+  visibility: column(
+    (n: Pick<Note, "visibility">) => n.visibility,
+    (t) => columnOf(t, "visibility::text"),
+  ),
+  /** The addressee of a direct note. */
+  sendToId: optionalSnowflake("sendToId", "send_to_id"),
+  /** The renoted note of a renote or quote. */
+  renoteId: optionalSnowflake("renoteId", "renote_id"),
+  /** The note replied to. */
+  replyToId: optionalSnowflake("replyToId", "reply_to_id"),
+  createdAt: timestamp("createdAt", "created_at"),
+  author: one(
+    (n: { author: PublicAccount }) => n.author,
+    (t, account) => Prisma.sql`(SELECT ${account("a")} FROM accounts a WHERE a.id = ${columnOf(t, "author_id")})`,
+  ),
+  attachments: many(
+    (n: { attachments: { file: DriveFile }[] }) => n.attachments.map((a) => a.file),
+    (t, file) => Prisma.sql`COALESCE((SELECT json_agg(${file("f")} ORDER BY x.position)
+      FROM note_attachments x JOIN drive_files f ON f.id = x.file_id WHERE x.note_id = ${columnOf(t, "id")}), '[]')`,
+  ),
+  /** Its drive files' ids, in order (which may since be gone: an export's). */
+  attachmentIds: column(
+    (n: { attachments: { fileId: bigint }[] }) => n.attachments.map((a) => a.fileId.toString()),
+    (t) => Prisma.sql`COALESCE((SELECT json_agg(x.file_id::text ORDER BY x.position)
+      FROM note_attachments x WHERE x.note_id = ${columnOf(t, "id")}), '[]')`,
+  ),
+  /** How many reactions the note has. */
+  reactionCount: column(
+    (n: Counted) => reactionTotal(n),
+    () => Prisma.sql`COALESCE(c.total, 0)`,
+  ),
+  /** How many of each emoji, as a record (an emoji nobody uses any more is absent). */
+  reactionCounts: column(
+    (n: Counted) => n.reactionCounts,
+    () => Prisma.sql`COALESCE(c.counts, '{}')`,
+  ),
+  /** The same counts, a row each. */
+  reactionCountList: many(
+    (n: Counted): ReactionCount[] => Object.entries(n.reactionCounts).map(([emoji, count]) => ({ emoji, count })),
+    (_t, count) =>
+      Prisma.sql`COALESCE((SELECT json_agg(${count("e")}) FROM json_each_text(c.counts) AS e(emoji, total)), '[]')`,
+  ),
+  /**
+   * The reactions shown with the note (docs/notes.md#bounded-reactions): the newest, the caller's
+   * own in place of the oldest when it is not among them. A note without any skips the lookup.
+   */
+  shownReactions: many(
+    (n: Pick<NoteReactions, "reactions" | "ownReaction">): Reaction[] => shownReactions(n),
+    (t, reaction, v) => {
+      const id = columnOf(t, "id");
+      const shown = Prisma.raw(String(REACTIONS_SHOWN));
+      const newest = Prisma.sql`SELECT * FROM reactions WHERE note_id = ${id} ORDER BY id DESC LIMIT ${shown}`;
+      const candidates =
+        v.viewerId === undefined
+          ? newest
+          : Prisma.sql`SELECT c.* FROM ((${newest}) UNION
+              (SELECT * FROM reactions WHERE note_id = ${id} AND account_id = ${v.viewerId})) c
+            ORDER BY c.account_id = ${v.viewerId} DESC, c.id DESC LIMIT ${shown}`;
+      return Prisma.sql`CASE WHEN c.total IS NULL THEN '[]'::json ELSE
+        COALESCE((SELECT json_agg(${reaction("s")} ORDER BY s.id DESC) FROM (${candidates}) s), '[]') END`;
+    },
+  ),
+  /** The caller's reaction, if any. */
+  ownReaction: one(
+    (n: Pick<NoteReactions, "ownReaction">) => n.ownReaction,
+    (t, reaction, v) =>
+      v.viewerId === undefined
+        ? Prisma.sql`NULL::json`
+        : Prisma.sql`(SELECT ${reaction("o")} FROM reactions o WHERE o.note_id = ${columnOf(t, "id")} AND o.account_id = ${v.viewerId})`,
+  ),
+};
+
+/**
+ * The statement drawing each note `page` selects (`SELECT n.* FROM notes n ...`) as `node`, by
+ * `draw` of the row's alias, newest first, with its id: the note's fields above read its counts
+ * from `c`, summed once (most notes have none).
+ */
+export function noteStatement(page: Prisma.Sql, draw: (t: string) => Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    WITH page AS (${page})
+    SELECT p.id, ${draw("p")}::text AS node
+    FROM page p
+    LEFT JOIN LATERAL (
+      SELECT sum(e.total) AS total, json_object_agg(e.emoji, e.total) AS counts
+      FROM (${countsByEmoji(Prisma.sql`p.id`)}) e
+    ) c ON true
+    ORDER BY p.id DESC`;
+}
