@@ -9,19 +9,19 @@ import { named, Snowflake, Url, wireObject } from "./wire.ts";
 
 export const AccountCreatedShape = named(
   "AccountCreated",
-  "A registered account, not yet verified (spec 2.1: the create response).",
+  "A registered account, not yet verified (see docs/accounts.md#shapes: the create response).",
   z.strictObject({ id: Snowflake, name: z.string(), email: z.string() }),
 );
 
 export const OwnAccountShape = named(
   "OwnAccount",
-  "An account as its owner's update shows it (spec 2.1).",
+  "An account as its owner's update shows it (see docs/accounts.md#shapes).",
   z.strictObject({ id: Snowflake, name: z.string(), nickname: z.string(), bio: z.string(), email: z.string() }),
 );
 
 export const PublicAccountShape = named(
   "PublicAccount",
-  "The public view of an account (spec 2.2).",
+  "The public view of an account (see docs/accounts.md#shapes).",
   z.strictObject({
     id: Snowflake,
     name: z.string(),

@@ -9,7 +9,7 @@ import { named, Snowflake, Url, wireObject } from "./wire.ts";
 
 export const DriveFileShape = named(
   "DriveFile",
-  "An uploaded file (spec 2.8); `hash` is empty and `thumbnail` absent for non-images.",
+  "An uploaded file (see docs/drive.md#shape); `hash` is empty and `thumbnail` absent for non-images.",
   z.strictObject({
     id: Snowflake,
     name: z.string(),

@@ -15,7 +15,7 @@ import { REACTION } from "../../projection/reaction.ts";
 
 export const AttachmentShape = named(
   "Attachment",
-  "A drive file attached to a note (spec 2.5); `blur` only for images.",
+  "A drive file attached to a note (see docs/notes.md#shape); `blur` only for images.",
   z.strictObject({
     id: Snowflake,
     filename: z.string(),
@@ -28,13 +28,13 @@ export const AttachmentShape = named(
 
 export const ReactionShape = named(
   "Reaction",
-  "One account's reaction (spec 2.6): a Unicode emoji or `<:alias:id>`.",
+  "One account's reaction (see docs/notes.md#reactions): a Unicode emoji or `<:alias:id>`.",
   z.strictObject({ emoji: z.string(), reacted_by: Snowflake }),
 );
 
 export const AuthorShape = named(
   "Author",
-  "The author summary inside notes (spec 2.7).",
+  "The author summary inside notes (see docs/notes.md#shape).",
   z.strictObject({
     id: Snowflake,
     name: z.string(),
@@ -61,20 +61,20 @@ const noteFields = {
 
 export const NoteShape = named(
   "Note",
-  "A note as create, renote and reply answer it (spec 2.4).",
+  "A note as create, renote and reply answer it (see docs/notes.md#shape).",
   z.strictObject(noteFields),
 );
 
 export const FullNoteShape = named(
   "FullNote",
-  "A note with its reactions and author: get, react, bookmark, timelines, search (spec 2.4).",
+  "A note with its reactions and author: get, react, bookmark, timelines, search (see docs/notes.md#shape).",
   z.strictObject({
     ...noteFields,
     reactions: z
       .array(ReactionShape)
       .max(REACTIONS_SHOWN)
       .describe(
-        `at most ${REACTIONS_SHOWN}, the newest first, always with the caller's own (CONTRACT 5); GET /notes/{note_id}/reactions pages them all`,
+        `at most ${REACTIONS_SHOWN}, the newest first, always with the caller's own (see docs/notes.md#bounded-reactions); GET /notes/{note_id}/reactions pages them all`,
       ),
     reaction_count: z.number().int().min(0).describe("extension: how many reactions the note has"),
     reaction_counts: z
