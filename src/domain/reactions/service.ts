@@ -1,9 +1,10 @@
 // Reactions (docs/notes.md#reactions): one per account per note, enforced by the database.
-import { foreignKeyViolation, Prisma } from "../../db/client.ts";
+import { foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Reaction } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { WAKES_LIVE_SQL, wakeLiveHubs } from "../live/wake.ts";
 import { findVisibleNote, type NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
 import { notifiableSql } from "../notifications/notify.ts";
@@ -26,9 +27,12 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
   // the reaction waits for the batch and sees the account deleted.
   let outcome: { visible: boolean; blocked: boolean; reacted: boolean; alive: boolean };
   try {
-    [outcome] = await ctx.db.$queryRaw<(typeof outcome)[]>`
+    // Through node-postgres directly (queryRows): Prisma's runtime around it was CPU of its own.
+    [outcome] = await queryRows<typeof outcome>(
+      ctx.db,
+      Prisma.sql`
       WITH reactor AS (
-        SELECT a.id FROM accounts a WHERE a.id = ${caller.id} AND a.deleted_at IS NULL FOR KEY SHARE
+        SELECT a.id FROM accounts a WHERE a.id = ${caller.id} AND a.deleted_at IS NULL AND ${WAKES_LIVE_SQL} FOR KEY SHARE
       ), target AS (
         SELECT n.id, n.author_id FROM notes n WHERE n.id = ${id} AND ${audienceSql(caller)} ${unfrozenSql(caller)}
       ), blocked AS (
@@ -45,11 +49,16 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
         FROM reacted r JOIN target t ON t.id = r.note_id WHERE ${notifiableSql(Prisma.sql`t.author_id`, caller.id)}
       )
       SELECT EXISTS (SELECT FROM target) AS visible, (SELECT yes FROM blocked) AS blocked,
-        EXISTS (SELECT FROM reacted) AS reacted, EXISTS (SELECT FROM reactor) AS alive`;
+        EXISTS (SELECT FROM reacted) AS reacted, EXISTS (SELECT FROM reactor) AS alive`,
+    );
   } catch (err) {
-    if (foreignKeyViolation(err)) throw new DomainError("NOTE_NOT_FOUND"); // deleted meanwhile
+    // Deleted meanwhile; node-postgres' errors are PostgreSQL's own.
+    if (foreignKeyViolation(err) || (err as { code?: string }).code === "23503")
+      throw new DomainError("NOTE_NOT_FOUND");
     throw err;
   }
+  // Its notice's journal row was written without a NOTIFY (WAKES_LIVE_SQL): committed now, it wakes the hubs.
+  if (outcome.reacted) wakeLiveHubs(ctx.db, ctx.log);
   // Deleted since its token was read: the token is one of a deleted account's
   // (docs/accounts.md#deletion).
   if (!outcome.alive) throw new DomainError("INVALID_TOKEN", { credentials: true });
