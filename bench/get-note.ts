@@ -1,4 +1,4 @@
-// GET /notes/{id} beside its bare baseline (issue 31): a bare Fastify + node-postgres server
+// GET /notes/{id} beside its bare baseline: a bare Fastify + node-postgres server
 // (bench/bare.ts) replaying exactly the statements one get-note request sends, captured from the
 // route's own code, measured in turns with Murmur in the same run. Also what each statement
 // costs (one connection, prepared, one at a time) and its EXPLAIN (ANALYZE, BUFFERS); and, for
