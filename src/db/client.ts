@@ -152,15 +152,16 @@ const names = new Map<string, string>();
  * depends on the pattern, so those are planned for their values each time.
  */
 function nameOf(sql: string): string {
-  if (LIKE.test(sql)) return unnamed;
+  // Looked up first: a text built once and reused (projection/note.ts) keeps its hash, so a
+  // statement of 3 KB is named without reading it again; "" is a LIKE's, left unnamed.
   let name = names.get(sql);
   if (name === undefined) {
-    name = `m${createHash("sha1").update(sql).digest("base64url")}`;
+    name = LIKE.test(sql) ? "" : `m${createHash("sha1").update(sql).digest("base64url")}`;
     // Texts are few (statements are built from a fixed set of parts), but bound them anyway.
     if (names.size >= 10_000) names.clear();
     names.set(sql, name);
   }
-  return name;
+  return name || unnamed;
 }
 
 const TRANSACTION_ATTEMPTS = 3;

@@ -11,7 +11,7 @@ import {
   shownReactions,
 } from "../domain/reactions/shown.ts";
 import type { DriveFile, Note, Reaction } from "../generated/prisma/client.ts";
-import { column, columnOf, many, one, optionalSnowflake, snowflake, stored, timestamp } from "./field.ts";
+import { column, columnOf, many, one, optionalSnowflake, snowflake, stored, timestamp, type Viewer } from "./field.ts";
 
 /** One emoji's count on a note; in SQL a row (emoji, total) of the note's counts. */
 export interface ReactionCount {
@@ -120,4 +120,78 @@ export function noteStatement(page: Prisma.Sql, draw: (t: string) => Prisma.Sql)
       FROM (${countsByEmoji(Prisma.sql`p.id`)}) e
     ) c ON true
     ORDER BY p.id DESC`;
+}
+
+/** Where a value of a built statement comes from: the page's values, by index. */
+class PageValue {
+  constructor(readonly index: number) {}
+}
+
+/** The caller's account id, standing in for it while a statement's text is built. */
+const CALLER = Object.freeze({ caller: true }) as unknown as bigint;
+
+/** A statement whose text was built once: the same string each time, so naming it is a lookup. */
+class BuiltSql extends Prisma.Sql {
+  constructor(
+    strings: readonly string[],
+    values: readonly unknown[],
+    private readonly built: string,
+  ) {
+    super(strings, values);
+  }
+
+  override get text(): string {
+    return this.built;
+  }
+}
+
+interface Built {
+  publicUrl: string;
+  localHost: string;
+  strings: readonly string[];
+  text: string;
+  /** Each value: a PageValue, CALLER, or the value itself. */
+  values: readonly unknown[];
+}
+
+/** Built statements kept per drawing; texts are few (a page's text is one of a fixed set of parts). */
+const BUILT_KEPT = 1_000;
+
+/**
+ * noteStatement of `draw` for a viewer, its text built once for each page text and kind of
+ * caller (with an account or none) and reused, the page's values and the caller's id put in its
+ * values: the note's SQL, some 3 KB, built for every request and then hashed to name it
+ * (db/client.ts) was a twentieth of get note's server CPU (bench/README.md). `draw` may use the
+ * viewer's id only as a value of the statement or to test whether there is one, as the fields
+ * above do: the text is built with a stand-in for it.
+ */
+export function noteStatements(
+  draw: (t: string, viewer: Viewer) => Prisma.Sql,
+): (page: Prisma.Sql, viewer: Viewer) => Prisma.Sql {
+  const kept = new Map<string, Built>();
+  return (page, viewer) => {
+    const key = (viewer.viewerId === undefined ? "-" : "+") + page.text;
+    let built = kept.get(key);
+    if (built === undefined || built.publicUrl !== viewer.publicUrl || built.localHost !== viewer.localHost) {
+      const standIn: Viewer = { ...viewer, viewerId: viewer.viewerId === undefined ? undefined : CALLER };
+      const pageValues = new Prisma.Sql(
+        page.strings,
+        page.values.map((_, i) => new PageValue(i)),
+      );
+      const statement = noteStatement(pageValues, (t) => draw(t, standIn));
+      built = {
+        publicUrl: viewer.publicUrl,
+        localHost: viewer.localHost,
+        strings: statement.strings,
+        text: statement.text,
+        values: statement.values,
+      };
+      if (kept.size >= BUILT_KEPT) kept.clear();
+      kept.set(key, built);
+    }
+    const values = built.values.map((v) =>
+      v === CALLER ? viewer.viewerId : v instanceof PageValue ? page.values[v.index] : v,
+    );
+    return new BuiltSql(built.strings, values, built.text);
+  };
 }

@@ -7,19 +7,17 @@ import { queryRows } from "../../db/client.ts";
 import type { NoteLoader } from "../../domain/timelines/page.ts";
 import { jsonSql } from "../../http/views/wire.ts";
 import { viewerOf } from "../../projection/field.ts";
-import { noteStatement } from "../../projection/note.ts";
+import { noteStatements } from "../../projection/note.ts";
 import { FULL_NOTE } from "./note.ts";
 
 /** A FullNote as JSON text, ready to send. */
 export type FullNoteJson = string & { readonly fullNote: unique symbol };
 
+const fullNoteStatement = noteStatements((t, viewer) => jsonSql(FULL_NOTE, t, viewer));
+
 /** The notes `page` selects, each as the FullNote JSON fullNoteView would give it for this caller. */
 export const fullNotesJson: NoteLoader<FullNoteJson> = async (ctx, page) => {
-  const viewer = viewerOf(ctx);
-  const rows = await queryRows<{ node: FullNoteJson }>(
-    ctx.db,
-    noteStatement(page, (t) => jsonSql(FULL_NOTE, t, viewer)),
-  );
+  const rows = await queryRows<{ node: FullNoteJson }>(ctx.db, fullNoteStatement(page, viewerOf(ctx)));
   return rows.map((row) => row.node);
 };
 
