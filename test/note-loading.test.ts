@@ -1,13 +1,13 @@
-// Notes load the same whichever way a page is read: Prisma's include (notePage) and the one raw
-// statement of the timelines (notesSelectedBy) give equal note objects, field for field: author,
-// reactions in order, files in order, every id and date. And the visibility rule says the same
-// as a Prisma filter (visibleTo) and in SQL (audienceSql, unfrozenSql), for every kind of viewer,
-// and so does the feeds' mute rule (unmuted, unmutedSql).
+// Notes load whole from their one statement (notesSelectedBy): the same note objects as Prisma
+// reads the rows, field for field: author, reactions in order, files in order, every id and date.
+// And the visibility rule says the same as a Prisma filter (visibleTo) and in SQL (audienceSql,
+// unfrozenSql), for every kind of viewer, and so does the feeds' mute rule (unmuted, unmutedSql).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../src/db/client.ts";
+import { PUBLIC_ACCOUNT_SELECT } from "../src/domain/accounts/service.ts";
+import { notesSelectedBy } from "../src/domain/notes/load.ts";
 import { audienceSql, unfrozenSql, unmuted, unmutedSql, visibleTo } from "../src/domain/notes/visibility.ts";
 import type { CallerAccount } from "../src/domain/sessions/caller-cache.ts";
-import { notePage, notesSelectedBy } from "../src/domain/timelines/page.ts";
 import * as act from "./support/actions.ts";
 import { account, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -45,17 +45,33 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe("a page of notes", () => {
-  it("is the same from Prisma's include and from the raw statement", async () => {
+  it("loads each note whole, as Prisma reads its rows", async () => {
+    const { db } = server.services;
     const ctx = { ...server.services, caller: {} };
-    const included = await notePage(ctx, undefined, { visibility: "public" }, {});
     const raw = await notesSelectedBy(
       ctx,
       Prisma.sql`SELECT n.* FROM notes n WHERE n.visibility = 'public' ORDER BY n.id DESC LIMIT 20`,
     );
-    expect(included).toHaveLength(4);
-    expect(included.some((n) => n.attachments.length === 2 && n.reactions.length === 2)).toBe(true);
-    expect(included.some((n) => n.author.avatarFileId !== null)).toBe(true);
-    expect(raw).toEqual(included);
+    const rows = await db.note.findMany({
+      where: { visibility: "public" },
+      orderBy: { id: "desc" },
+      take: 20,
+      include: {
+        author: { select: PUBLIC_ACCOUNT_SELECT },
+        attachments: { orderBy: { position: "asc" }, include: { file: true } },
+        reactions: { orderBy: { id: "desc" }, take: 20 },
+      },
+    });
+    const expected = await Promise.all(
+      rows.map(async (n) => {
+        const counts = await db.reaction.groupBy({ by: ["emoji"], where: { noteId: n.id }, _count: true });
+        return { ...n, ownReaction: null, reactionCounts: Object.fromEntries(counts.map((c) => [c.emoji, c._count])) };
+      }),
+    );
+    expect(expected).toHaveLength(4);
+    expect(expected.some((n) => n.attachments.length === 2 && n.reactions.length === 2)).toBe(true);
+    expect(expected.some((n) => n.author.avatarFileId !== null)).toBe(true);
+    expect(raw).toEqual(expected);
   });
 });
 

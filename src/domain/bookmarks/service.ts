@@ -1,12 +1,11 @@
 // Bookmarks (docs/notes.md#bookmarks): idempotent, and paged like a timeline (extension).
-import { foreignKeyViolation } from "../../db/client.ts";
+import { foreignKeyViolation, Prisma } from "../../db/client.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
-import { findVisibleNote, NOTE_INCLUDE, type NoteView } from "../notes/service.ts";
-import { visibleTo } from "../notes/visibility.ts";
-import { olderThan, parseBeforeId } from "../paging.ts";
-import { withReactions } from "../reactions/shown.ts";
+import { findVisibleNote, type NoteView } from "../notes/service.ts";
+import { audienceSql, unfrozenSql } from "../notes/visibility.ts";
 import { requireAccount } from "../sessions/caller.ts";
+import { notesWhere } from "../timelines/page.ts";
 
 export const PAGE = 20;
 
@@ -35,12 +34,10 @@ export async function unbookmark(ctx: Context, noteId: string): Promise<void> {
 /** `limit`: notes per page, at most PAGE + 1 (GraphQL asks one more to know if there is a next page). */
 export async function listBookmarks(ctx: Context, beforeId?: string, limit = PAGE): Promise<NoteView[]> {
   const caller = requireAccount(ctx);
-  const before = parseBeforeId(beforeId);
-  const notes = await ctx.db.note.findMany({
-    where: { ...visibleTo(caller), bookmarks: { some: { accountId: caller.id } }, ...olderThan(before) },
-    orderBy: { id: "desc" },
-    take: Math.min(limit, PAGE + 1),
-    include: NOTE_INCLUDE,
-  });
-  return await withReactions(ctx, notes);
+  return notesWhere(
+    ctx,
+    Prisma.sql`EXISTS (SELECT FROM bookmarks b WHERE b.account_id = ${caller.id} AND b.note_id = n.id)
+      AND ${audienceSql(caller)} ${unfrozenSql(caller)}`,
+    { beforeId, limit },
+  );
 }

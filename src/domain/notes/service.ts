@@ -3,31 +3,23 @@ import { type Db, foreignKeyViolation, Prisma, queryRows } from "../../db/client
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
-import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount, publicColumnsOf } from "../accounts/service.ts";
+import { findPublicAccount, type PublicAccount, publicColumnsOf } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
 import { WAKES_LIVE_SQL, wakeLiveHubs } from "../live/wake.ts";
 import { type NotificationInput, notifiableSql, notify } from "../notifications/notify.ts";
-import { type NoteReactions, withReactions } from "../reactions/shown.ts";
 import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
 import { isModerator, optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
+import { type NoteLoader, type NoteView, notesSelectedBy, noteViews } from "./load.ts";
 import { mentionedNameKeys } from "./mentions.ts";
 import { audienceSql, unfrozenSql, visibleTo, visibleToEveryone } from "./visibility.ts";
 
 export const LIMITS = { content: 3000, cwComment: 256, attachments: 16 } as const;
 const VISIBILITIES: readonly string[] = ["public", "home", "followers", "direct"];
 
-/** What a note shows: its author, reactions and attachments, loaded in a fixed number of queries. */
-// Its reactions are read apart (reactions/shown.ts: bounded, with counts), by withReactions or in
-// the statement of a timeline page.
-export const NOTE_INCLUDE = {
-  author: { select: PUBLIC_ACCOUNT_SELECT },
-  attachments: { orderBy: { position: "asc" }, include: { file: true } },
-} satisfies Prisma.NoteInclude;
-
-export type NoteView = Prisma.NoteGetPayload<{ include: typeof NOTE_INCLUDE }> & NoteReactions;
+export type { NoteView } from "./load.ts";
 
 export interface NoteInput {
   content?: string;
@@ -252,58 +244,34 @@ export async function createNote(ctx: Context, input: NoteInput): Promise<NoteVi
 }
 
 /** A note the caller may see; NOTE_NOT_FOUND otherwise (also when it exists). */
-export async function findVisibleNote(ctx: Context, noteId: string): Promise<NoteView> {
-  const viewer = optionalAccount(ctx);
-  const id = parseSnowflake(noteId);
-  const note =
-    id === undefined
-      ? null
-      : await ctx.db.note.findFirst({ where: { id, ...visibleTo(viewer) }, include: NOTE_INCLUDE });
-  if (!note) throw new DomainError("NOTE_NOT_FOUND");
-  return (await withReactions(ctx, [note]))[0];
+export function findVisibleNote(ctx: Context, noteId: string): Promise<NoteView> {
+  return getNote(ctx, noteId, notesSelectedBy);
 }
 
 /**
- * The note `noteId` as `load` shows it to the caller (REST's FullNote written by PostgreSQL), or
- * NOTE_NOT_FOUND: findVisibleNote's rule in its SQL form (./visibility.ts), in the one statement
- * that writes the note, sent through node-postgres. Without a loader, findVisibleNote's NoteView.
- * Its Prisma lookup and then its reactions' had been two round trips and most of the request's CPU
- * (bench/README.md, get note). test/get-note.test.ts holds the two answers equal.
+ * The note `noteId` as `load` shows it to the caller (by default a NoteView; REST's FullNote
+ * written by PostgreSQL), or NOTE_NOT_FOUND: the visibility rule in its SQL form
+ * (./visibility.ts), in the one statement that loads the note. A Prisma lookup and then its
+ * reactions' had been two round trips and most of the request's CPU (bench/README.md, get note).
  */
-export async function getNote(ctx: Context, noteId: string): Promise<NoteView>;
-export async function getNote<T>(
-  ctx: Context,
-  noteId: string,
-  load: (ctx: Context, page: Prisma.Sql) => Promise<T[]>,
-): Promise<T>;
-export async function getNote<T>(
-  ctx: Context,
-  noteId: string,
-  load?: (ctx: Context, page: Prisma.Sql) => Promise<T[]>,
-): Promise<T | NoteView> {
-  if (!load) return findVisibleNote(ctx, noteId);
-  const viewer = optionalAccount(ctx);
+export async function getNote<T = NoteView>(ctx: Context, noteId: string, load: NoteLoader<T> = noteViews): Promise<T> {
   const id = parseSnowflake(noteId);
   if (id === undefined) throw new DomainError("NOTE_NOT_FOUND");
-  const [note] = await load(
-    ctx,
-    Prisma.sql`SELECT n.* FROM notes n JOIN accounts author ON author.id = n.author_id
-      WHERE n.id = ${id} AND ${audienceSql(viewer)} ${unfrozenSql(viewer, Prisma.raw("author"))}`,
-  );
+  const [note] = await load(ctx, visibleNotes(ctx, Prisma.sql`n.id = ${id}`));
   if (note === undefined) throw new DomainError("NOTE_NOT_FOUND");
   return note;
 }
 
+/** The notes `n` for which `where` holds that the caller may see, as a page statement for a loader. */
+function visibleNotes(ctx: Context, where: Prisma.Sql): Prisma.Sql {
+  const viewer = optionalAccount(ctx);
+  return Prisma.sql`SELECT n.* FROM notes n JOIN accounts author ON author.id = n.author_id
+    WHERE ${where} AND ${audienceSql(viewer)} ${unfrozenSql(viewer, Prisma.raw("author"))}`;
+}
+
 /** The notes of `ids` the caller may see, in one query: each id's note, or null. */
 export async function visibleNotesByIds(ctx: Context, ids: readonly bigint[]): Promise<(NoteView | null)[]> {
-  const viewer = optionalAccount(ctx);
-  const found = await withReactions(
-    ctx,
-    await ctx.db.note.findMany({
-      where: { id: { in: [...new Set(ids)] }, ...visibleTo(viewer) },
-      include: NOTE_INCLUDE,
-    }),
-  );
+  const found = await notesSelectedBy(ctx, visibleNotes(ctx, Prisma.sql`n.id = ANY(${[...new Set(ids)]}::bigint[])`));
   const byId = new Map(found.map((note) => [note.id, note]));
   return ids.map((id) => byId.get(id) ?? null);
 }

@@ -4,8 +4,6 @@
 // 100,000 reactions costs a page what a note with 20 costs.
 import { Prisma } from "../../db/client.ts";
 import type { Reaction } from "../../generated/prisma/client.ts";
-import type { Context } from "../context.ts";
-import { optionalAccount } from "../sessions/caller.ts";
 
 export const REACTIONS_SHOWN = 20;
 
@@ -87,17 +85,4 @@ export function parseReactionColumns(noteId: bigint, row: ReactionColumns): Note
     ownReaction: row.ownReaction && reactionOf(noteId, row.ownReaction),
     reactionCounts: row.reactionCounts,
   };
-}
-
-/** `notes` with the reactions they show, read in one statement for all of them. */
-export async function withReactions<T extends { id: bigint }>(
-  ctx: Context,
-  notes: T[],
-): Promise<(T & NoteReactions)[]> {
-  if (notes.length === 0) return [];
-  const rows = await ctx.db.$queryRaw<(ReactionColumns & { id: bigint })[]>`
-    SELECT n.id, ${reactionColumns(Prisma.sql`n.id`, optionalAccount(ctx)?.id)}
-    FROM unnest(${notes.map((n) => n.id)}::bigint[]) AS n(id)`;
-  const byId = new Map(rows.map((row) => [row.id, parseReactionColumns(row.id, row)]));
-  return notes.map((note) => ({ ...note, ...(byId.get(note.id) as NoteReactions) }));
 }

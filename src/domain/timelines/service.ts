@@ -6,12 +6,12 @@ import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "..
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { NoteView } from "../notes/service.ts";
-import { audienceSql, authorDeletedSql, unfrozenSql, unmuted, unmutedSql, type Viewer } from "../notes/visibility.ts";
+import { audienceSql, authorDeletedSql, unfrozenSql, unmutedSql, type Viewer } from "../notes/visibility.ts";
 import { parseBeforeId } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
-import { authorsPage, type NoteLoader, notePage, notesWhere, noteViews, type TimelineQuery } from "./page.ts";
+import { authorsPage, type NoteLoader, notesWhere, noteViews, type TimelineQuery } from "./page.ts";
 
 /** `home`: the caller's notes and its followees', direct ones apart. `global`: public notes. */
 export async function timeline<T = NoteView>(
@@ -128,17 +128,11 @@ export async function conversations(
 export async function conversation(ctx: Context, nameOrId: string, query: TimelineQuery): Promise<NoteView[]> {
   const me = requireAccount(ctx);
   const other = await findPublicAccount(ctx, nameOrId);
-  return notePage(
+  return notesWhere(
     ctx,
-    me,
-    {
-      visibility: "direct",
-      ...unmuted(me),
-      OR: [
-        { authorId: me.id, sendToId: other.id },
-        { authorId: other.id, sendToId: me.id },
-      ],
-    },
+    Prisma.sql`n.visibility = 'direct'
+      AND ((n.author_id = ${me.id} AND n.send_to_id = ${other.id}) OR (n.author_id = ${other.id} AND n.send_to_id = ${me.id}))
+      AND ${audienceSql(me)} ${unfrozenSql(me)} ${unmutedSql(me)}`,
     { beforeId: query.beforeId, limit: query.limit },
   );
 }
