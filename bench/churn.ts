@@ -23,6 +23,14 @@ export interface ChurnFigures {
   reconnects: number;
   /** Streams the server ended (a reader it found too slow), which the reader resumed at once. */
   endedByServer: number;
+  /** Resumed streams, from the request to the answer's head: p50 and p99, ms. */
+  resumeMs: { p50: number; p99: number };
+  /**
+   * Resumed streams whose reader heard nothing for over a second (from its last note on the
+   * stream before to its first on this one): at 96 notes/s more than a replay's 100 came
+   * meanwhile, and the oldest of them are not sent (docs/live.md#resume).
+   */
+  awayOverASecond: number;
   events: number;
   lost: number;
   repeated: number;
@@ -41,11 +49,22 @@ interface Reader {
   endedByServer: number;
   /** Until the round is over. */
   open: boolean;
+  connections: Connection[];
 }
 
 const NOTE_ID = "event: note\nid: ";
 
-function connect(url: string, reader: Reader, heard: (id: string) => void): void {
+/** One stream's connection: when it was asked for, and how many notes it received that were answered before. */
+interface Connection {
+  askedAt: number;
+  answeredAt?: number;
+  firstNoteAt?: number;
+  lastNoteAt?: number;
+}
+
+function connect(url: string, reader: Reader, heard: (id: string, connection: Connection) => void): void {
+  const connection: Connection = { askedAt: performance.now() };
+  reader.connections.push(connection);
   const headers: Record<string, string> = { accept: "text/event-stream", authorization: `Bearer ${reader.token}` };
   if (reader.last) headers["last-event-id"] = reader.last;
   const request = http.get(`${url}/streaming/global`, { headers });
@@ -58,6 +77,7 @@ function connect(url: string, reader: Reader, heard: (id: string) => void): void
   };
   request.on("close", ended);
   request.on("response", (response) => {
+    connection.answeredAt = performance.now();
     let rest = "";
     response.setEncoding("utf8");
     response.on("data", (chunk: string) => {
@@ -74,7 +94,7 @@ function connect(url: string, reader: Reader, heard: (id: string) => void): void
         const id = frame.slice(NOTE_ID.length, frame.indexOf("\n", NOTE_ID.length));
         reader.ids.push(id);
         reader.last = id;
-        heard(id);
+        heard(id, connection);
       }
     });
   });
@@ -88,10 +108,16 @@ async function round(urls: string[], writerTokens: string[], readerTokens: strin
     ids: [],
     endedByServer: 0,
     open: true,
+    connections: [],
   }));
   const answered = new Map<string, number>();
   const received: { id: string; at: number }[] = [];
-  const hear = (id: string) => received.push({ id, at: performance.now() });
+  const hear = (id: string, connection: Connection) => {
+    const at = performance.now();
+    received.push({ id, at });
+    connection.firstNoteAt ??= at;
+    connection.lastNoteAt = at;
+  };
   for (const reader of readers) connect(urls[reader.server], reader, hear);
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   let reconnects = 0;
@@ -140,6 +166,11 @@ async function round(urls: string[], writerTokens: string[], readerTokens: strin
     for (const id of answered.keys()) if (!unique.has(id)) lost++;
     for (let i = 1; i < reader.ids.length; i++) if (BigInt(reader.ids[i]) < BigInt(reader.ids[i - 1])) outOfOrder++;
   }
+  const resumed = readers.flatMap((r) => r.connections.slice(1));
+  const resumeMs = resumed
+    .map((c) => (c.answeredAt ?? Number.POSITIVE_INFINITY) - c.askedAt)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
   const latencies = received
     .map(({ id, at }) => at - (answered.get(id) ?? at))
     .filter((ms) => ms >= 0)
@@ -148,6 +179,21 @@ async function round(urls: string[], writerTokens: string[], readerTokens: strin
     notes: answered.size,
     reconnects,
     endedByServer: readers.reduce((sum, r) => sum + r.endedByServer, 0),
+    resumeMs: {
+      p50: Math.round(resumeMs[Math.floor(resumeMs.length * 0.5)] ?? -1),
+      p99: Math.round(resumeMs[Math.floor(resumeMs.length * 0.99)] ?? -1),
+    },
+    awayOverASecond: readers
+      .flatMap((r) => {
+        // The last note heard before each connection, on any earlier one.
+        let heardAt = r.connections[0]?.lastNoteAt;
+        return r.connections.slice(1).map((c) => {
+          const away = c.firstNoteAt !== undefined && heardAt !== undefined && c.firstNoteAt - heardAt > 1_000;
+          heardAt = c.lastNoteAt ?? heardAt;
+          return away;
+        });
+      })
+      .filter(Boolean).length,
     events,
     lost,
     repeated,
@@ -185,6 +231,8 @@ export async function benchChurn(
       notesPerSecond: WRITERS * NOTES_PER_WRITER_PER_SECOND,
       reconnects: churning.reconnects,
       endedByServer: churning.endedByServer + steady.endedByServer,
+      resumeMs: churning.resumeMs,
+      awayOverASecond: churning.awayOverASecond,
       events: churning.events,
       lost: churning.lost,
       repeated: churning.repeated,

@@ -47,10 +47,16 @@ try {
       // Warm, as the full run's server is by then: its figure without streams is a warm server's.
       await load(`${server.url}/timeline/global`, { token: login.authorization_token });
       let fresh = 0;
-      figures.live = await benchLive(services, server.url, login.authorization_token, async () => {
-        const other = await startBenchServer({ databaseUrl: server.databaseUrl, name: `livebencher${++fresh}` });
-        return { url: other.url, rssMb: () => rssOf(other.pid) / 1048576, stop: () => other.stop() };
-      });
+      figures.live = await benchLive(
+        services,
+        server.url,
+        login.authorization_token,
+        async () => {
+          const other = await startBenchServer({ databaseUrl: server.databaseUrl, name: `livebencher${++fresh}` });
+          return { url: other.url, rssMb: () => rssOf(other.pid) / 1048576, stop: () => other.stop() };
+        },
+        server.pid,
+      );
     } else {
       figures.churn = await benchChurn(services, server.url, async () => {
         const other = await startBenchServer({ databaseUrl: server.databaseUrl, name: "churnbencher" });

@@ -3,6 +3,7 @@
 // Delivery latency is from each POST's answer to each stream's receipt of that note; the server's
 // RSS is read before and after the streams open (idle); the global timeline's throughput is
 // measured meanwhile, beside the same measure with no stream open.
+import fs from "node:fs";
 import http from "node:http";
 import type { Services } from "../src/domain/context.ts";
 import { load } from "./load.ts";
@@ -10,6 +11,7 @@ import { load } from "./load.ts";
 const FOLLOWERS = 1_000;
 const NOTES_PER_SECOND = 50;
 const SECONDS = 10;
+const UNLOADED_SECONDS = 5;
 /** Far from the seeded accounts and the hostile crowd. */
 const FIRST = 5_000_000_000n;
 
@@ -20,8 +22,27 @@ export interface LiveFigures {
   expected: number;
   latencyP50: number;
   latencyP99: number;
+  /** RSS of a server holding the idle streams beside one that opened and closed as many. */
   rssPerIdleStreamKb: number;
+  /** The same beside one that opened none (the figure of the runs before 2026-11-26, noon). */
+  rssPerOpeningKb: number;
   globalTimeline: { quiet: number; withStreams: number };
+  /**
+   * The same deliveries with no other load first: the server's CPU meanwhile (% of one core;
+   * what the streams cost, which a shared machine's noise moves far less than latencies) and the
+   * delivery p50 and p99.
+   */
+  unloaded?: { serverCpuPercent: number; latencyP50: number; latencyP99: number };
+}
+
+/** A process's CPU time so far, in ms (Linux: /proc, in clock ticks of 10 ms); NaN elsewhere. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 const NOTE_ID = "event: note\nid: ";
@@ -61,6 +82,8 @@ export async function benchLive(
   viewerToken: string,
   /** Another server on the same database, for the memory figure. */
   freshServer: () => Promise<{ url: string; rssMb(): number; stop(): Promise<void> }>,
+  /** The server at serverUrl, for its CPU time. */
+  serverPid?: number,
 ): Promise<LiveFigures> {
   const db = services.db;
   const author = FIRST;
@@ -99,25 +122,30 @@ export async function benchLive(
     return requests;
   };
 
-  // Memory per idle stream: two servers of their own, started alike, one with the streams open
-  // and one without, both read after a rest. (On one server read before and after, the garbage
-  // of what it did before was collected in between and hid the streams' share.)
-  const [holding, empty] = await Promise.all([freshServer(), freshServer()]);
+  // Memory per idle stream: servers of their own, started alike, read after a rest: one with the
+  // streams open, one that opened as many and closed them, one that opened none. (On one server
+  // read before and after, the garbage of what it did before was collected in between and hid
+  // the streams' share.) Held against the one that opened none, the figure is mostly what the
+  // openings grew V8's heap by (its young generation, the requests' garbage), which it keeps
+  // whether the streams stay open or not: against the one that closed them, what holding costs.
+  const [holding, served, empty] = await Promise.all([freshServer(), freshServer(), freshServer()]);
   const idleStreams = await openAll(holding.url);
+  for (const request of await openAll(served.url)) request.destroy();
   await new Promise((resolve) => setTimeout(resolve, 8_000));
-  const rssPerIdleStreamKb = Math.round(((holding.rssMb() - empty.rssMb()) * 1024) / idleStreams.length);
+  const perStreamKb = (mb: number) => Math.round((mb * 1024) / idleStreams.length);
+  const rssPerIdleStreamKb = perStreamKb(holding.rssMb() - served.rssMb());
+  const rssPerOpeningKb = perStreamKb(holding.rssMb() - empty.rssMb());
   for (const request of idleStreams) request.destroy();
-  await Promise.all([holding.stop(), empty.stop()]);
+  await Promise.all([holding.stop(), served.stop(), empty.stop()]);
 
   const requests = await openAll(serverUrl);
   await new Promise((resolve) => setTimeout(resolve, 2_000));
 
-  // The author posts at 50 notes/s while the global timeline is loaded.
-  const answered = new Map<string, number>();
-  const posting = (async () => {
+  // The author posts at 50 notes/s for `seconds`.
+  const post = async (seconds: number, answered: Map<string, number>) => {
     const started = performance.now();
     const posts: Promise<void>[] = [];
-    for (let i = 0; i < NOTES_PER_SECOND * SECONDS; i++) {
+    for (let i = 0; i < NOTES_PER_SECOND * seconds; i++) {
       const due = started + (i * 1000) / NOTES_PER_SECOND;
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
       posts.push(
@@ -133,27 +161,48 @@ export async function benchLive(
       );
     }
     await Promise.all(posts);
-  })();
+  };
+  const latenciesOf = (answered: Map<string, number>) => {
+    const latencies: number[] = [];
+    for (const [id, at] of answered) {
+      for (const receipt of received.get(id) ?? []) latencies.push(Math.max(0, receipt - at));
+    }
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) =>
+      Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? -1);
+    return { delivered: latencies.length, p50: at(0.5), p99: at(0.99) };
+  };
+
+  let unloaded: LiveFigures["unloaded"];
+  if (serverPid !== undefined) {
+    const alone = new Map<string, number>();
+    const [cpuBefore, startedAt] = [cpuMs(serverPid), performance.now()];
+    await post(UNLOADED_SECONDS, alone);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const serverCpuPercent = Math.round(((cpuMs(serverPid) - cpuBefore) / (performance.now() - startedAt)) * 100);
+    const { p50, p99 } = latenciesOf(alone);
+    unloaded = { serverCpuPercent, latencyP50: p50, latencyP99: p99 };
+  }
+
+  // Then while the global timeline is loaded.
+  const answered = new Map<string, number>();
+  const posting = post(SECONDS, answered);
   const withStreams = (await load(timelineUrl, { token: viewerToken, duration: SECONDS - 2 })).reqPerSec;
   await posting;
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   for (const request of requests) request.destroy();
 
-  const latencies: number[] = [];
-  for (const [id, at] of answered) {
-    for (const receipt of received.get(id) ?? []) latencies.push(Math.max(0, receipt - at));
-  }
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) =>
-    Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? -1);
+  const loaded = latenciesOf(answered);
   return {
     streams: requests.length,
     notesPerSecond: NOTES_PER_SECOND,
-    delivered: latencies.length,
+    delivered: loaded.delivered,
     expected: answered.size * requests.length,
-    latencyP50: at(0.5),
-    latencyP99: at(0.99),
+    latencyP50: loaded.p50,
+    latencyP99: loaded.p99,
     rssPerIdleStreamKb,
+    rssPerOpeningKb,
     globalTimeline: { quiet, withStreams },
+    unloaded,
   };
 }
