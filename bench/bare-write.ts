@@ -3,7 +3,7 @@
 // no more. Ids minted while the statements were captured are minted afresh for each request
 // (snowflakes of a worker no instance leases), and the captured author is replaced by the one of
 // the request's connection, so 32 connections can post as 32 authors as Murmur's runs do.
-// Run as its own process: `node --import tsx bench/bare-write.ts <write.json> <port>`.
+// Run as its own process: `node --import tsx bench/bare-write.ts <write.json>`; it prints its port.
 import fs from "node:fs";
 import type { Socket } from "node:net";
 import Fastify from "fastify";
@@ -21,7 +21,7 @@ export interface CapturedWrite {
   authors: string[];
 }
 
-const [file, port] = process.argv.slice(2);
+const [file] = process.argv.slice(2);
 const write = JSON.parse(fs.readFileSync(file, "utf8")) as CapturedWrite;
 const pool = new pg.Pool({ connectionString: write.databaseUrl, max: 20 });
 const ids = new SnowflakeGenerator(1023);
@@ -58,5 +58,6 @@ app.post("/", async (request, reply) => {
   reply.status(201);
   return results;
 });
-await app.listen({ port: Number(port), host: "127.0.0.1" });
-console.log("ready");
+// A port the system picks: a random one had met another process's.
+await app.listen({ port: 0, host: "127.0.0.1" });
+console.log(`ready ${(app.server.address() as { port: number }).port}`);

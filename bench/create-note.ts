@@ -78,13 +78,14 @@ export async function benchCreateNote(options: {
   const bare = async (name: string, write: CapturedWrite) => {
     const file = path.join(options.dataDir, `${name}-write.json`);
     fs.writeFileSync(file, JSON.stringify(write));
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", path.join(import.meta.dirname, "bare-write.ts"), file, String(port)],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    await once(child.stdout!, "data");
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "bare-write.ts"), file], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const exited = once(child, "exit").then(() => undefined);
+    const started = await Promise.race([once(child.stdout!, "data"), exited]);
+    if (!started) throw new Error("the bare write server did not start");
+    const [ready] = started as [Buffer];
+    const port = Number(/ready (\d+)/.exec(ready.toString())?.[1]);
     // 32 connections, as the token lists give Murmur's runs: the bare server gives each its author.
     const run = () => load(`http://127.0.0.1:${port}/`, { method: "POST", body: "{}" });
     await run();
