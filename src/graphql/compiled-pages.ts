@@ -5,10 +5,9 @@
 //
 // Only what is proven equal is compiled: one query, without directives, of one timeline field
 // (home, global, an account's, a list's) whose note fields each carry their SQL (projected.ts;
-// compiled-walk.ts walks them). The first request of a
-// document with its variables goes through yoga, which validates and bounds it; once that has
-// answered data without errors, a plan for that text and those variables is kept, and later
-// requests of the same are answered here. Anything else, and any refusal or failure here, is the
+// compiled-walk.ts walks them). The first request of a document with its variables goes through
+// yoga, which validates and bounds it; once that has answered data without errors, a plan for
+// that text and those variables is kept, and later requests of the same are answered here. Anything else, and any refusal or failure here, is the
 // executor's as before. test/graphql-compiled.test.ts holds every answer equal to the executor's.
 import {
   type DocumentNode,
