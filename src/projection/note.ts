@@ -168,9 +168,12 @@ const BUILT_KEPT = 1_000;
 export function noteStatements(
   draw: (t: string, viewer: Viewer) => Prisma.Sql,
 ): (page: Prisma.Sql, viewer: Viewer) => Prisma.Sql {
-  const kept = new Map<string, Built>();
+  // By page text, for callers with an account and for those without.
+  const withAccount = new Map<string, Built>();
+  const without = new Map<string, Built>();
   return (page, viewer) => {
-    const key = (viewer.viewerId === undefined ? "-" : "+") + page.text;
+    const kept = viewer.viewerId === undefined ? without : withAccount;
+    const key = page.text;
     let built = kept.get(key);
     if (built === undefined || built.publicUrl !== viewer.publicUrl || built.localHost !== viewer.localHost) {
       const standIn: Viewer = { ...viewer, viewerId: viewer.viewerId === undefined ? undefined : CALLER };
