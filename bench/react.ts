@@ -28,12 +28,17 @@ export async function benchReactions(
       async (_, i) => (await services.tokens.sign(FIRST_REACTOR + BigInt(i + 1), "access")).token,
     ),
   );
+  const authorToken = (await services.tokens.sign(authorId, "access")).token;
   const loads: Load[] = [];
   for (let run = 0; run < runs; run++) {
     // A new note each run: every account reacts to a note once.
-    const target = await db.note.create({
-      data: { id: services.ids.next(), authorId, content: "react to me", visibility: "public" },
-    });
+    // Posted through the server: the bench's own id generator may have lost its worker lease on
+    // a machine this busy.
+    const target = (await fetch(`${serverUrl}/notes`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${authorToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ content: "react to me" }),
+    }).then((r) => r.json())) as { id: string };
     let next = 0;
     const result = await autocannon({
       url: `${serverUrl}/notes/${target.id}/reaction`,
