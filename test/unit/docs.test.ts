@@ -132,12 +132,11 @@ describe("strings cite documents inside the repository", () => {
   });
 
   it("no text of src, test or bench cites CONTRACT n, spec x.y or issue n", () => {
-    const left = code
-      .flatMap((path) =>
-        readFileSync(join(ROOT, path), "utf8")
-          .split("\n")
-          .flatMap((line, i) => (CITATION.test(line) ? [`${path}:${i + 1}: ${line.match(CITATION)?.[0]}`] : [])),
-      );
+    const left = code.flatMap((path) =>
+      readFileSync(join(ROOT, path), "utf8")
+        .split("\n")
+        .flatMap((line, i) => (CITATION.test(line) ? [`${path}:${i + 1}: ${line.match(CITATION)?.[0]}`] : [])),
+    );
     expect(left).toEqual([]);
   });
 });
