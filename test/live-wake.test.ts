@@ -1,0 +1,69 @@
+// A note's and a reaction's statements write their live journal rows without a NOTIFY (which
+// would serialize their commits behind one lock) and wake the hubs after their commit
+// (src/domain/live/wake.ts, migration 20261127140000); writers that do not say so still notify.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as act from "./support/actions.ts";
+import { account } from "./support/fixtures.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let listener: pg.Client;
+let operator: pg.Client;
+const heard: string[] = [];
+beforeAll(async () => {
+  server = await startTestServer();
+  listener = new pg.Client({ connectionString: server.databaseUrl });
+  operator = new pg.Client({ connectionString: server.databaseUrl });
+  await Promise.all([listener.connect(), operator.connect()]);
+  listener.on("notification", (n) => heard.push(n.channel));
+  await listener.query("LISTEN murmur_live");
+});
+afterAll(async () => {
+  await Promise.all([listener.end(), operator.end()]);
+  await server.close();
+});
+
+/** The wakes heard while `write` ran and just after it. */
+async function wakesOf(write: () => Promise<unknown>): Promise<number> {
+  heard.length = 0;
+  await write();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await listener.query("SELECT 1");
+  return heard.length;
+}
+
+describe("waking the live hubs", () => {
+  it("a note's transaction does not notify when its statement says the writer will", async () => {
+    const author = await account(server, "lw_author");
+    const insert = (wakesLive: boolean) => async () => {
+      await operator.query("BEGIN");
+      if (wakesLive) await operator.query("SELECT set_config('murmur.wakes_live', 'on', true)");
+      await operator.query(
+        "INSERT INTO notes (id, author_id, content, visibility) VALUES ((SELECT coalesce(max(id), 1000) + 1 FROM notes), $1, 'x', 'public')",
+        [author.id],
+      );
+      await operator.query("COMMIT");
+    };
+    expect(await wakesOf(insert(false))).toBe(1);
+    expect(await wakesOf(insert(true))).toBe(0);
+    // The journal has both rows all the same.
+    const { rows } = await operator.query(
+      "SELECT count(*)::int AS n FROM live_events WHERE kind = 'n' AND ref_id IN (SELECT id FROM notes WHERE author_id = $1)",
+      [author.id],
+    );
+    expect(rows[0].n).toBe(2);
+  });
+
+  it("a note and a reaction posted through the server wake the hubs after their commit", async () => {
+    const author = await account(server, "lw_poster");
+    const reader = await account(server, "lw_reader");
+    expect(await wakesOf(() => act.post(server, author, { content: "hello @lw_reader" }))).toBeGreaterThan(0);
+    const note = await act.post(server, author, { content: "react" });
+    expect(
+      await wakesOf(() =>
+        server.request("POST", `/notes/${note.id}/reaction`, { token: reader.token, body: { emoji: "👍" } }),
+      ),
+    ).toBeGreaterThan(0);
+  });
+});
