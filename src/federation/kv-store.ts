@@ -1,0 +1,148 @@
+// Fedify's key-value store (remote documents and keys it caches, inbox idempotence records) in
+// Murmur's PostgreSQL, table federation_kv (prisma/migrations/20261127160000_federation_queue).
+// A key, an array of strings, is stored as its JSON: byte-compared (COLLATE "C"), the keys under
+// a prefix `["a","b"]` are the one equal to it and those in the range ['["a","b",', '["a","b"-'),
+// since ',' and '-' are adjacent bytes and a string's closing quote is never escaped away.
+// Expired entries read as absent at once and are deleted in batches now and then by the writes.
+import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedify/fedify";
+import pg from "pg";
+
+/** How many writes go by between two sweeps of expired entries. */
+const SWEEP_EVERY = 100;
+const SWEEP_BATCH = 500;
+/** Rows read at a time by list(), so that a large prefix is not held in memory whole. */
+const LIST_PAGE = 500;
+
+const LIVE = "(expires_at IS NULL OR expires_at > now())";
+
+export interface PostgresKvStoreOptions {
+  /** Connections of its own pool (default 2): its statements are single and short. */
+  poolSize?: number;
+}
+
+export class PostgresKvStore implements KvStore {
+  private readonly pool: pg.Pool;
+  private writes = 0;
+
+  constructor(databaseUrl: string, options: PostgresKvStoreOptions = {}) {
+    this.pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: options.poolSize ?? 2,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+    });
+    // A broken idle connection leaves the pool; unheard, its error would end the process.
+    this.pool.on("error", () => {});
+  }
+
+  async get<T = unknown>(key: KvKey): Promise<T | undefined> {
+    const { rows } = await this.pool.query<{ value: T }>(`SELECT value FROM federation_kv WHERE key = $1 AND ${LIVE}`, [
+      encodeKey(key),
+    ]);
+    return rows[0]?.value;
+  }
+
+  async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO federation_kv (key, value, expires_at) VALUES ($1, $2::jsonb, now() + $3::interval)
+       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
+      [encodeKey(key), encodeValue(value), ttlOf(options)],
+    );
+    await this.wrote();
+  }
+
+  async delete(key: KvKey): Promise<void> {
+    await this.pool.query("DELETE FROM federation_kv WHERE key = $1", [encodeKey(key)]);
+  }
+
+  /**
+   * Sets `key` to `newValue` if its value is `expectedValue` (JSON-equal: key order in objects
+   * aside), as one statement, so that of two concurrent swaps from one value one wins.
+   * `undefined` is no entry (or an expired one): expected, the key must be absent; new, the
+   * entry is deleted.
+   */
+  async cas(key: KvKey, expectedValue: unknown, newValue: unknown, options?: KvStoreSetOptions): Promise<boolean> {
+    const k = encodeKey(key);
+    let swapped: number | null;
+    if (expectedValue === undefined && newValue === undefined) {
+      return (await this.get(key)) === undefined;
+    }
+    if (expectedValue === undefined) {
+      ({ rowCount: swapped } = await this.pool.query(
+        `INSERT INTO federation_kv AS existing (key, value, expires_at) VALUES ($1, $2::jsonb, now() + $3::interval)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
+         WHERE existing.expires_at IS NOT NULL AND existing.expires_at <= now()`,
+        [k, encodeValue(newValue), ttlOf(options)],
+      ));
+    } else if (newValue === undefined) {
+      ({ rowCount: swapped } = await this.pool.query(
+        `DELETE FROM federation_kv WHERE key = $1 AND ${LIVE} AND value = $2::jsonb`,
+        [k, encodeValue(expectedValue)],
+      ));
+    } else {
+      ({ rowCount: swapped } = await this.pool.query(
+        `UPDATE federation_kv SET value = $3::jsonb, expires_at = now() + $4::interval
+         WHERE key = $1 AND ${LIVE} AND value = $2::jsonb`,
+        [k, encodeValue(expectedValue), encodeValue(newValue), ttlOf(options)],
+      ));
+    }
+    await this.wrote();
+    return (swapped ?? 0) > 0;
+  }
+
+  /**
+   * The live entries whose key starts with `prefix` (all without one), in the order of their
+   * keys' JSON (not the arrays' order: `["a","b"]` comes before `["a"]`).
+   */
+  async *list(prefix?: KvKey): AsyncIterable<KvStoreListEntry> {
+    let after: string | null = null;
+    const exact = prefix && prefix.length > 0 ? encodeKey(prefix) : null;
+    const under = exact && `${exact.slice(0, -1)},`;
+    const past = exact && `${exact.slice(0, -1)}-`;
+    for (;;) {
+      const { rows }: { rows: { key: string; value: unknown }[] } = await this.pool.query(
+        `SELECT key, value FROM federation_kv
+         WHERE ($1::text IS NULL OR key = $1 OR (key >= $2 AND key < $3))
+           AND ($4::text IS NULL OR key > $4) AND ${LIVE}
+         ORDER BY key LIMIT ${LIST_PAGE}`,
+        [exact, under, past, after],
+      );
+      for (const row of rows) yield { key: JSON.parse(row.key) as KvKey, value: row.value };
+      if (rows.length < LIST_PAGE) return;
+      after = rows[rows.length - 1].key;
+    }
+  }
+
+  /** Deletes up to a batch of expired entries; answers how many. */
+  async deleteExpired(): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `DELETE FROM federation_kv WHERE key IN (
+         SELECT key FROM federation_kv WHERE expires_at <= now() LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`,
+    );
+    return rowCount ?? 0;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private async wrote(): Promise<void> {
+    if (++this.writes % SWEEP_EVERY !== 0) return;
+    // A failed sweep loses nothing: expired entries already read as absent.
+    await this.deleteExpired().catch(() => {});
+  }
+}
+
+function encodeKey(key: KvKey): string {
+  return JSON.stringify(key);
+}
+
+/** JSON of `value`; `undefined` (which JSON has not) as null. */
+function encodeValue(value: unknown): string {
+  return JSON.stringify(value) ?? "null";
+}
+
+/** The TTL as a PostgreSQL interval (an ISO 8601 duration), or null: no expiry. */
+function ttlOf(options?: KvStoreSetOptions): string | null {
+  return options?.ttl == null ? null : String(options.ttl);
+}
