@@ -162,6 +162,15 @@ const env = z.object({
   // connection is answered 408 and closed.
   REQUEST_TIMEOUT_MS: integer(100, 3_600_000, 120_000),
   HEADERS_TIMEOUT_MS: integer(100, 3_600_000, 10_000),
+  // docs/federation.md#instance: ActivityPub on (default) or off; fetching private addresses.
+  FEDERATION: z
+    .enum(["true", "false"])
+    .optional()
+    .transform((v) => v !== "false"),
+  FEDERATION_ALLOW_PRIVATE: z
+    .enum(["true", "false"])
+    .optional()
+    .transform((v) => v === "true"),
   // Unset: leased from the database at start (src/db/worker-lease.ts).
   WORKER_ID: optionalString
     .transform((v) => (v === undefined ? undefined : Number(v)))
@@ -225,6 +234,10 @@ export interface Config {
   corsOrigins?: string[];
   requestTimeoutMs: number;
   headersTimeoutMs: number;
+  /** ActivityPub (docs/federation.md#instance); off, the server answers as before. */
+  federation: boolean;
+  /** Whether federation may fetch private, loopback and link-local addresses (tests, local setups). */
+  federationAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -292,6 +305,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         : e.CORS_ORIGINS.split(",").map((origin) => origin.trim()),
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
+    federation: e.FEDERATION,
+    federationAllowPrivate: e.FEDERATION_ALLOW_PRIVATE,
   };
 }
 

@@ -6,6 +6,7 @@ import type { Duplex } from "node:stream";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { mountFederation } from "./federation/mount.ts";
 import { mountGraphql } from "./graphql/mount.ts";
 import { registerCors } from "./http/cors.ts";
 import { sendError } from "./http/errors.ts";
@@ -127,6 +128,8 @@ export async function buildServer(services: AppServices): Promise<FastifyInstanc
 
   await registerCors(app, services.config);
   const limits = await registerRateLimits(app, services);
+  // Before the REST routes: a GET asking for ActivityPub is Fedify's first (docs/federation.md#actors).
+  if (services.config.federation) await mountFederation(app, services);
   await mountRoutes(app, services, routes, limits);
   for (const r of routes) methods.add(r.method, r.path);
 

@@ -2,6 +2,7 @@
 // view, updates guarded by an ETag, roles, freezing and silencing.
 import { createHash, randomBytes } from "node:crypto";
 import { Prisma, uniqueViolation } from "../../db/client.ts";
+import { makeKeysSoon } from "../../federation/keys.ts";
 import type { Account, EmailTokenPurpose, Role } from "../../generated/prisma/client.ts";
 import type { Mail } from "../../mail/mailer.ts";
 import { queueMail, queueMailToAccount } from "../../mail/queue.ts";
@@ -98,6 +99,8 @@ async function insertAccount(
     throw new DomainError(unique.columns.some((c) => /email/.test(c)) ? "EMAIL_IN_USE" : "ACCOUNT_NAME_IN_USE");
   }
   if (mailId !== undefined) mailQueued(services, mailId);
+  // Its ActivityPub keys (docs/federation.md#actors), made after the answer: an RSA pair costs CPU.
+  if (services.config.federation) makeKeysSoon(services.db, account.id, services.log);
   return account;
 }
 

@@ -1,0 +1,102 @@
+// Fedify on Fastify: a request Fedify answers (discovery, an actor or collection asked for as
+// ActivityPub, an inbox POST) is handed to federation.fetch as a Fetch Request; every other request,
+// and every one Fedify declines, goes on to Murmur's own routes unchanged (docs/federation.md#actors).
+import type { Federation } from "@fedify/fedify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { answerHeaders } from "../http/hop-by-hop.ts";
+
+export interface FedifyMountOptions<TContextData> {
+  /** Every Fedify id is built on this origin, and requests are handed to Fedify as made to it. */
+  origin: string;
+  contextData: TContextData;
+  /** Paths whose POST Fedify takes whole (inboxes), as Fedify's templates (`/users/{identifier}/inbox`). */
+  inboxes: string[];
+  /** The largest inbox body read; past it, 413 before Fedify sees anything. */
+  bodyLimit: number;
+}
+
+/**
+ * Paths only Fedify serves, whatever the Accept header: WebFinger, NodeInfo's discovery document
+ * and NodeInfo itself (asked for as `application/json`).
+ */
+const FEDERATION_ONLY = /^\/(?:\.well-known\/(?:webfinger|nodeinfo)|nodeinfo\/)/;
+
+/**
+ * Whether a GET asks for ActivityPub (`application/activity+json`, or JSON-LD, which is how the
+ * ActivityStreams profile is asked for): only then may a REST path answer with an object. No
+ * Accept, any type, `application/json`: the REST answer, as before.
+ */
+export function asksForActivityPub(accept: string | undefined): boolean {
+  return accept !== undefined && /application\/(?:activity\+json|ld\+json)/i.test(accept);
+}
+
+export async function mountFedify<TContextData>(
+  app: FastifyInstance,
+  federation: Federation<TContextData>,
+  options: FedifyMountOptions<TContextData>,
+): Promise<void> {
+  /** Fedify's answer, or undefined when it declines (no route, no object, or not asked for ActivityPub). */
+  const fetch = async (request: FastifyRequest, body?: Buffer): Promise<Response | undefined> => {
+    let declined = false;
+    const decline = () => {
+      declined = true;
+      return new Response(null, { status: 404 });
+    };
+    const response = await federation.fetch(toFetchRequest(request, options.origin, body), {
+      contextData: options.contextData,
+      onNotFound: decline,
+      onNotAcceptable: decline,
+    });
+    return declined ? undefined : response;
+  };
+
+  // GETs first, in onRequest: the REST route (or the not-found handler) that would answer has been
+  // chosen, and runs as before when Fedify declines. The path is read once, and only for GETs.
+  app.addHook("onRequest", async (request, reply) => {
+    if (request.method !== "GET") return;
+    if (!asksForActivityPub(request.headers.accept) && !FEDERATION_ONLY.test(request.url)) return;
+    const response = await fetch(request);
+    if (response) return send(reply, response);
+  });
+
+  // Inbox POSTs: the body kept as its bytes, which the Digest header is checked against.
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: options.bodyLimit }, (_request, body, done) =>
+      done(null, body),
+    );
+    for (const template of options.inboxes) {
+      scope.post(fastifyPath(template), async (request, reply) => {
+        const response = await fetch(request, request.body as Buffer | undefined);
+        if (!response) return reply.callNotFound();
+        return send(reply, response);
+      });
+    }
+  });
+}
+
+/** A Fedify URI template's path as Fastify's: `{identifier}` is `:identifier`. */
+function fastifyPath(template: string): string {
+  return template.replace(/\{(\w+)\}/g, ":$1");
+}
+
+function toFetchRequest(request: FastifyRequest, origin: string, body?: Buffer): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  const init: RequestInit & { duplex?: "half" } = { method: request.method, headers };
+  if (body !== undefined && request.method !== "GET" && request.method !== "HEAD") {
+    init.body = new Uint8Array(body);
+    // Node's fetch asks for it whenever a request has a body.
+    init.duplex = "half";
+  }
+  return new Request(new URL(request.url, origin), init);
+}
+
+async function send(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+  reply.code(response.status).headers(answerHeaders(response.headers));
+  const body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
+  return reply.send(body);
+}

@@ -1,0 +1,246 @@
+// Murmur's ActivityPub side (docs/federation.md): Fedify's federation object with WebFinger,
+// NodeInfo 2.1, a Person per local account, the instance actor and their keys.
+import fs from "node:fs";
+import {
+  type Context,
+  createFederation,
+  type Federation,
+  InProcessMessageQueue,
+  type KvStore,
+  MemoryKvStore,
+  type MessageQueue,
+} from "@fedify/fedify";
+import { Application, Endpoints, Image, Person, type Recipient, Tombstone } from "@fedify/fedify/vocab";
+import { parseSnowflake } from "../db/snowflake.ts";
+import { keyOf } from "../domain/accounts/rules.ts";
+import { fileUrl } from "../domain/drive/urls.ts";
+import type { Account } from "../generated/prisma/client.ts";
+import type { AppServices } from "../services.ts";
+import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
+
+/** What Fedify hands every dispatcher as `ctx.data`: the process's services. */
+export type FederationData = AppServices;
+
+/**
+ * Actor ids are `/accounts/<account id>`: an account's id never changes (its name could one day)
+ * and that path already names the account for REST clients (docs/http.md#account-paths), so the
+ * id is the same resource under content negotiation. Collections sit under it the same way.
+ */
+export const PATHS = {
+  actor: "/accounts/{identifier}",
+  inbox: "/accounts/{identifier}/inbox",
+  sharedInbox: "/inbox",
+  outbox: "/accounts/{identifier}/outbox",
+  followers: "/accounts/{identifier}/followers",
+  following: "/accounts/{identifier}/following",
+  nodeInfo: "/nodeinfo/2.1",
+} as const;
+
+/** A page of a followers or following collection. */
+const PAGE_SIZE = 40;
+
+/** How long NodeInfo's counts are reused: crawlers ask often, and counting notes reads them all. */
+const NODEINFO_TTL_MS = 60_000;
+
+const VERSION = (
+  JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+export interface FederationStores {
+  kv?: KvStore;
+  queue?: MessageQueue;
+}
+
+export function createMurmurFederation(
+  services: AppServices,
+  stores: FederationStores = {},
+): Federation<FederationData> {
+  const { config } = services;
+  const keys = actorKeysOf(services.db);
+  const federation = createFederation<FederationData>({
+    kv: stores.kv ?? new MemoryKvStore(),
+    queue: stores.queue ?? new InProcessMessageQueue(),
+    // Ids are built on PUBLIC_URL whatever Host a request came with (a proxy in front).
+    origin: config.publicUrl,
+    allowPrivateAddress: config.federationAllowPrivate,
+    userAgent: { software: `Murmur/${VERSION}`, url: new URL(config.publicUrl) },
+  });
+
+  /** An account of this server by actor identifier, deleted ones too (their tombstone). */
+  const accountOf = async (ctx: Context<FederationData>, identifier: string): Promise<Account | null> => {
+    const id = parseSnowflake(identifier);
+    if (id === undefined) return null;
+    return ctx.data.db.account.findUnique({ where: { id } });
+  };
+
+  federation
+    .setActorDispatcher(PATHS.actor, async (ctx, identifier) => {
+      if (identifier === INSTANCE_ACTOR) return instanceActor(ctx);
+      const account = await accountOf(ctx, identifier);
+      if (!account) return null;
+      const id = ctx.getActorUri(identifier);
+      // Deleted: 410 Gone with a Tombstone, here and at WebFinger.
+      if (account.deletedAt) return new Tombstone({ id, formerType: Person });
+      const [rsa, ed25519] = await ctx.getActorKeyPairs(identifier);
+      return new Person({
+        id,
+        preferredUsername: account.name,
+        name: account.nickname,
+        summary: account.bio ? htmlOf(account.bio) : null,
+        manuallyApprovesFollowers: account.locked,
+        icon: account.avatarFileId ? new Image({ url: new URL(fileUrl(config, account.avatarFileId)) }) : null,
+        image: account.headerFileId ? new Image({ url: new URL(fileUrl(config, account.headerFileId)) }) : null,
+        inbox: ctx.getInboxUri(identifier),
+        outbox: ctx.getOutboxUri(identifier),
+        followers: ctx.getFollowersUri(identifier),
+        following: ctx.getFollowingUri(identifier),
+        endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+        publicKey: rsa.cryptographicKey,
+        assertionMethods: [ed25519.multikey],
+      });
+    })
+    .setKeyPairsDispatcher(async (ctx, identifier) => {
+      if (identifier !== INSTANCE_ACTOR && !(await accountOf(ctx, identifier))) return [];
+      return keys.pairsOf(identifier);
+    })
+    .mapHandle(async (ctx, username) => {
+      const account = await ctx.data.db.account.findUnique({
+        where: { nameKey: keyOf(username) },
+        select: { id: true },
+      });
+      if (account) return account.id.toString();
+      // The instance actor's handle is the server's host name, as Mastodon's is.
+      return username === new URL(config.publicUrl).hostname ? INSTANCE_ACTOR : null;
+    });
+
+  // No activity is handled yet: a signed one is accepted and dropped, an unsigned one refused (401).
+  federation.setInboxListeners(PATHS.inbox, PATHS.sharedInbox).setSharedKeyDispatcher(() => ({
+    // Fetches made while handling the shared inbox are signed as the instance actor.
+    identifier: INSTANCE_ACTOR,
+  }));
+
+  // Notes are not federated yet: the outbox only counts them.
+  federation
+    .setOutboxDispatcher(PATHS.outbox, async (ctx, identifier) => {
+      const account = await accountOf(ctx, identifier);
+      return account && !account.deletedAt ? { items: [] } : null;
+    })
+    .setCounter(async (ctx, identifier) => {
+      const account = await accountOf(ctx, identifier);
+      return account && !account.deletedAt ? account.notesCount : null;
+    });
+
+  registerFollowCollection(federation, "followers");
+  registerFollowCollection(federation, "following");
+
+  let nodeInfoCounts: { at: number; users: number; notes: number } | undefined;
+  federation.setNodeInfoDispatcher(PATHS.nodeInfo, async (ctx) => {
+    if (!nodeInfoCounts || Date.now() - nodeInfoCounts.at > NODEINFO_TTL_MS) {
+      const [users, notes] = await Promise.all([
+        ctx.data.db.account.count({ where: { deletedAt: null } }),
+        ctx.data.db.note.count(),
+      ]);
+      nodeInfoCounts = { at: Date.now(), users, notes };
+    }
+    return {
+      software: { name: "murmur", version: VERSION },
+      protocols: ["activitypub"],
+      usage: { users: { total: nodeInfoCounts.users }, localPosts: nodeInfoCounts.notes, localComments: 0 },
+      openRegistrations: true,
+    };
+  });
+
+  return federation;
+}
+
+/** The server's own actor: it signs the server's fetches (docs/federation.md#actors). */
+async function instanceActor(ctx: Context<FederationData>): Promise<Application> {
+  const [rsa, ed25519] = await ctx.getActorKeyPairs(INSTANCE_ACTOR);
+  return new Application({
+    id: ctx.getActorUri(INSTANCE_ACTOR),
+    preferredUsername: new URL(ctx.data.config.publicUrl).hostname,
+    name: ctx.data.config.localHost,
+    manuallyApprovesFollowers: true,
+    inbox: ctx.getInboxUri(INSTANCE_ACTOR),
+    outbox: ctx.getOutboxUri(INSTANCE_ACTOR),
+    endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+    publicKey: rsa.cryptographicKey,
+    assertionMethods: [ed25519.multikey],
+  });
+}
+
+/**
+ * A local account's followers or following, newest follow first, 40 a page (as REST pages them,
+ * docs/accounts.md#followers). A locked account's lists are only for itself and its followers,
+ * whom a remote request cannot be told to be yet: 401 for it. That rule is the request's only
+ * (authorize): deliveries to followers go through the same dispatcher and reach them all.
+ */
+function registerFollowCollection(federation: Federation<FederationData>, which: "followers" | "following"): void {
+  const mine = which === "followers" ? "followeeId" : "followerId";
+  const theirs = which === "followers" ? "followerId" : "followeeId";
+  const account = (ctx: Context<FederationData>, identifier: string) => {
+    const id = parseSnowflake(identifier);
+    if (id === undefined) return null;
+    return ctx.data.db.account.findFirst({ where: { id, deletedAt: null } });
+  };
+  const dispatch = async (ctx: Context<FederationData>, identifier: string, cursor: string | null) => {
+    const owner = await account(ctx, identifier);
+    if (!owner) return null;
+    const after = cursor ? parseCursor(cursor) : undefined;
+    const rows = await ctx.data.db.follow.findMany({
+      where: {
+        [mine]: owner.id,
+        ...(after && {
+          OR: [{ createdAt: { lt: after.at } }, { createdAt: after.at, [theirs]: { lt: after.id } }],
+        }),
+      },
+      orderBy: [{ createdAt: "desc" }, { [theirs]: "desc" }],
+      take: PAGE_SIZE,
+      select: { createdAt: true, followerId: true, followeeId: true },
+    });
+    const items: Recipient[] = rows.map((row) => {
+      const other = row[theirs].toString();
+      return {
+        id: ctx.getActorUri(other),
+        inboxId: ctx.getInboxUri(other),
+        endpoints: { sharedInbox: ctx.getInboxUri() },
+      };
+    });
+    const last = rows.at(-1);
+    return {
+      items,
+      nextCursor: rows.length === PAGE_SIZE && last ? `${last.createdAt.getTime()}.${last[theirs]}` : null,
+    };
+  };
+  const setters =
+    which === "followers"
+      ? federation.setFollowersDispatcher(PATHS.followers, dispatch)
+      : federation.setFollowingDispatcher(PATHS.following, async (ctx, identifier, cursor) => {
+          const page = await dispatch(ctx, identifier, cursor);
+          return page && { ...page, items: page.items.map((item) => item.id as URL) };
+        });
+  setters
+    .setCounter(async (ctx, identifier) => {
+      const owner = await account(ctx, identifier);
+      return owner ? (which === "followers" ? owner.followersCount : owner.followingCount) : null;
+    })
+    // No first page for no account: Fedify then asks the dispatcher, whose null is a 404.
+    .setFirstCursor(async (ctx, identifier) => ((await account(ctx, identifier)) ? "" : null))
+    .authorize(async (ctx, identifier) => !(await account(ctx, identifier))?.locked);
+}
+
+function parseCursor(cursor: string): { at: Date; id: bigint } | undefined {
+  const match = /^(\d{1,15})\.(\d{1,20})$/.exec(cursor);
+  if (!match) return undefined;
+  const id = parseSnowflake(match[2]);
+  return id === undefined ? undefined : { at: new Date(Number(match[1])), id };
+}
+
+/** A bio (plain text) as the HTML ActivityPub's `summary` is: escaped, line breaks kept. */
+function htmlOf(text: string): string {
+  const escaped = text.replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string,
+  );
+  return `<p>${escaped.replace(/\r?\n/g, "<br>")}</p>`;
+}
