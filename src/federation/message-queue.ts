@@ -1,0 +1,389 @@
+// Fedify's message queue in Murmur's PostgreSQL, table federation_messages
+// (prisma/migrations/20261127160000_federation_queue): durable, shared by every process of a fleet
+// that listens to it, at least once.
+//
+// A worker claims one due message with FOR UPDATE SKIP LOCKED, by setting its run_at to the end
+// of a lease it renews while the handler runs; the message is deleted once handled. A worker that
+// dies leaves the message to be claimed again when its lease lapses; a handler that throws or
+// outlasts its timeout (a hung request must not stop the queue: Fedify's issue #595) has its
+// message tried again after a backoff. No connection is held while a handler runs, so the pool
+// stays small whatever the concurrency (a connection reserved per handler starved Fedify's own
+// PostgreSQL queue: its issue #603). A message with an ordering key waits while an earlier one of
+// its key is due, being handled, or waiting for a retry: one at a time, in order of enqueueing
+// (an earlier one still waiting for its own delay does not hold it back).
+//
+// It runs its handlers concurrently itself (`concurrency`): wrapped in Fedify's
+// ParallelMessageQueue, whose handler returns before the message is handled, a message would be
+// deleted before it is handled and its ordering key no longer kept.
+//
+// Workers wake on NOTIFY (an enqueue; a keyed message done), at the earliest future run_at they
+// know of (delays, retries, leases), and every poll interval (a missed notification).
+import { randomUUID } from "node:crypto";
+import os from "node:os";
+import type {
+  MessageQueue,
+  MessageQueueDepth,
+  MessageQueueEnqueueOptions,
+  MessageQueueListenOptions,
+} from "@fedify/fedify";
+import pg from "pg";
+import type { Logger } from "pino";
+import { Listener } from "../db/listener.ts";
+import { RepeatedFailure } from "../log.ts";
+
+const CHANNEL = "murmur_federation_queued";
+
+export interface PostgresMessageQueueOptions {
+  databaseUrl: string;
+  log: Logger;
+  /** The queue's name in the table (default "default"): Fedify's inbox and outbox may each have one. */
+  name?: string;
+  /** Messages handled at once by one listen() (default 4). */
+  concurrency?: number;
+  /** Connections of the queue's own pool (default 2): no statement of it waits on a handler. */
+  poolSize?: number;
+  /** A handler running longer fails (default 60 s). */
+  handlerTimeoutMs?: number;
+  /** How long a claim lasts unrenewed (default 30 s): a dead worker's message waits that long. */
+  leaseMs?: number;
+  /** Polling interval, for notifications missed (default 5 s). */
+  pollMs?: number;
+  /** Wait before retrying a message whose handler failed, doubling each time (default 1 s)... */
+  retryMs?: number;
+  /** ...up to this (default an hour). */
+  maxRetryMs?: number;
+  /** Attempts after which a failing message is dropped with an error line (default 10). */
+  maxAttempts?: number;
+}
+
+interface Claimed {
+  id: string;
+  message: unknown;
+  ordering_key: string | null;
+  attempts: number;
+  claim: string;
+}
+
+export class PostgresMessageQueue implements MessageQueue {
+  /**
+   * Fedify retries failed deliveries itself (re-enqueued with a delay); this queue's own retries
+   * are for handlers that throw.
+   */
+  readonly nativeRetrial = false;
+
+  private readonly pool: pg.Pool;
+  private readonly log: Logger;
+  private readonly name: string;
+  private readonly worker = `${os.hostname()}:${process.pid}`;
+  private readonly failures: RepeatedFailure;
+  private readonly settings: Required<Omit<PostgresMessageQueueOptions, "databaseUrl" | "log" | "name" | "poolSize">>;
+
+  constructor(private readonly options: PostgresMessageQueueOptions) {
+    this.log = options.log;
+    this.name = options.name ?? "default";
+    this.settings = {
+      concurrency: options.concurrency ?? 4,
+      handlerTimeoutMs: options.handlerTimeoutMs ?? 60_000,
+      leaseMs: options.leaseMs ?? 30_000,
+      pollMs: options.pollMs ?? 5_000,
+      retryMs: options.retryMs ?? 1_000,
+      maxRetryMs: options.maxRetryMs ?? 3_600_000,
+      maxAttempts: options.maxAttempts ?? 10,
+    };
+    this.pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 2,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+    });
+    // A broken idle connection leaves the pool; unheard, its error would end the process.
+    this.pool.on("error", () => {});
+    this.failures = new RepeatedFailure(this.log, `federation queue ${this.name} not worked`);
+  }
+
+  enqueue(message: unknown, options?: MessageQueueEnqueueOptions): Promise<void> {
+    return this.enqueueMany([message], options);
+  }
+
+  /** Enqueues `messages` in one statement, in their order (that of an ordering key's too). */
+  async enqueueMany(messages: readonly unknown[], options?: MessageQueueEnqueueOptions): Promise<void> {
+    if (messages.length === 0) return;
+    const delayMs = Math.max(0, options?.delay ? options.delay.total("millisecond") : 0);
+    await this.pool.query(
+      `WITH queued AS (
+         INSERT INTO federation_messages (queue, message, ordering_key, run_at)
+         SELECT $1, m.message, $3, now() + make_interval(secs => $4)
+         FROM unnest($2::jsonb[]) WITH ORDINALITY AS m (message, n) ORDER BY m.n
+         RETURNING id)
+       SELECT pg_notify('${CHANNEL}', $5) WHERE EXISTS (SELECT 1 FROM queued)`,
+      [
+        this.name,
+        messages.map((m) => JSON.stringify(m) ?? "null"),
+        options?.orderingKey ?? null,
+        delayMs / 1000,
+        `${delayMs}:${this.name}`,
+      ],
+    );
+  }
+
+  /** The messages waiting (not held by a worker), of which `ready` are due now. */
+  async getDepth(): Promise<MessageQueueDepth> {
+    const { rows } = await this.pool.query<{ queued: number; ready: number }>(
+      `SELECT count(*) FILTER (WHERE claimed_by IS NULL OR run_at <= now())::int AS queued,
+              count(*) FILTER (WHERE run_at <= now())::int AS ready
+       FROM federation_messages WHERE queue = $1`,
+      [this.name],
+    );
+    const { queued, ready } = rows[0];
+    return { queued, ready, delayed: queued - ready };
+  }
+
+  /**
+   * Handles messages with `handler` (up to `concurrency` at once) until `signal` is aborted; then
+   * stops claiming, lets the handlers running finish (each within its timeout) and returns.
+   * Never rejects.
+   */
+  async listen(
+    handler: (message: unknown) => Promise<void> | void,
+    options: MessageQueueListenOptions = {},
+  ): Promise<void> {
+    const { signal } = options;
+    if (signal?.aborted) return;
+    const wakeup = new Wakeup(this.settings.pollMs);
+    const listener = new Listener(
+      this.options.databaseUrl,
+      [CHANNEL],
+      {
+        notification: (_channel, payload) => {
+          const colon = payload.indexOf(":");
+          if (payload.slice(colon + 1) === this.name) wakeup.in(Number(payload.slice(0, colon)) || 0);
+        },
+        listening: () => wakeup.in(0),
+      },
+      this.log,
+    );
+    listener.listen();
+    const stop = () => wakeup.in(0);
+    signal?.addEventListener("abort", stop, { once: true });
+    try {
+      await Promise.all(Array.from({ length: this.settings.concurrency }, () => this.work(handler, wakeup, signal)));
+    } finally {
+      signal?.removeEventListener("abort", stop);
+      wakeup.close();
+      await listener.close();
+    }
+  }
+
+  /** Ends the queue's pool, once no listen() runs. */
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private async work(
+    handler: (message: unknown) => Promise<void> | void,
+    wakeup: Wakeup,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    while (!signal?.aborted) {
+      const seen = wakeup.generation;
+      let claimed: Claimed | undefined;
+      try {
+        claimed = await this.claim();
+        if (!claimed) {
+          const next = await this.nextDueInMs();
+          if (next !== undefined) wakeup.in(next);
+        }
+        this.failures.succeeded();
+      } catch (err) {
+        this.failures.failed(err);
+      }
+      if (!claimed) {
+        await wakeup.wait(seen, signal);
+        continue;
+      }
+      if (signal?.aborted) {
+        await this.release(claimed).catch(() => {});
+        return;
+      }
+      await this.handle(claimed, handler);
+    }
+  }
+
+  /** Claims the first due message that no earlier one of its ordering key holds back. */
+  private async claim(): Promise<Claimed | undefined> {
+    const claim = `${this.worker}:${randomUUID()}`;
+    const { rows } = await this.pool.query<Omit<Claimed, "claim">>(
+      `UPDATE federation_messages
+       SET claimed_by = $2, attempts = attempts + 1, run_at = now() + make_interval(secs => $3)
+       WHERE id = (
+         SELECT m.id FROM federation_messages m
+         WHERE m.queue = $1 AND m.run_at <= now()
+           AND (m.ordering_key IS NULL OR NOT EXISTS (
+             SELECT 1 FROM federation_messages e
+             WHERE e.queue = m.queue AND e.ordering_key = m.ordering_key AND e.id < m.id
+               AND (e.attempts > 0 OR e.run_at <= now())))
+         ORDER BY m.run_at, m.id
+         LIMIT 1
+         FOR UPDATE SKIP LOCKED)
+       RETURNING id, message, ordering_key, attempts`,
+      [this.name, claim, this.settings.leaseMs / 1000],
+    );
+    return rows[0] && { ...rows[0], claim };
+  }
+
+  /**
+   * Milliseconds until the earliest future run_at of the queue (a delay's or a retry's end, a
+   * lease's): undefined when none comes before the next poll anyway.
+   */
+  private async nextDueInMs(): Promise<number | undefined> {
+    const { rows } = await this.pool.query<{ ms: number | null }>(
+      `SELECT (extract(epoch FROM min(run_at) - now()) * 1000)::float8 AS ms
+       FROM federation_messages WHERE queue = $1 AND run_at > now()`,
+      [this.name],
+    );
+    const ms = rows[0]?.ms;
+    return ms == null || ms >= this.settings.pollMs ? undefined : ms;
+  }
+
+  private async handle(claimed: Claimed, handler: (message: unknown) => Promise<void> | void): Promise<void> {
+    const { leaseMs, handlerTimeoutMs } = this.settings;
+    const renewal = setInterval(() => {
+      this.pool
+        .query(
+          "UPDATE federation_messages SET run_at = now() + make_interval(secs => $3) WHERE id = $1 AND claimed_by = $2",
+          [claimed.id, claimed.claim, leaseMs / 1000],
+        )
+        .catch(() => {});
+    }, leaseMs / 3);
+    renewal.unref();
+    let failure: unknown;
+    try {
+      await withTimeout(() => handler(claimed.message), handlerTimeoutMs);
+    } catch (err) {
+      failure = err;
+    } finally {
+      clearInterval(renewal);
+    }
+    try {
+      if (failure === undefined) await this.done(claimed);
+      else await this.failed(claimed, failure);
+    } catch (err) {
+      // Its lease lapses and it is handled again: at least once.
+      this.failures.failed(err);
+    }
+  }
+
+  /** Deletes a handled message; a keyed one's successor is announced. */
+  private async done(claimed: Claimed): Promise<void> {
+    await this.pool.query(
+      `WITH handled AS (DELETE FROM federation_messages WHERE id = $1 AND claimed_by = $2 RETURNING ordering_key)
+       SELECT pg_notify('${CHANNEL}', $3) FROM handled WHERE ordering_key IS NOT NULL`,
+      [claimed.id, claimed.claim, `0:${this.name}`],
+    );
+  }
+
+  private async failed(claimed: Claimed, err: unknown): Promise<void> {
+    const { retryMs, maxRetryMs, maxAttempts } = this.settings;
+    if (claimed.attempts >= maxAttempts) {
+      this.log.error(
+        { err, queue: this.name, message: claimed.message, attempts: claimed.attempts },
+        "federation queue: message dropped, its handler failed at every attempt",
+      );
+      await this.done(claimed);
+      return;
+    }
+    const delayMs = Math.min(maxRetryMs, retryMs * 2 ** (claimed.attempts - 1));
+    this.log.warn(
+      { err, queue: this.name, attempts: claimed.attempts, retryInMs: delayMs },
+      "federation queue: message handler failed; retried later",
+    );
+    await this.pool.query(
+      `WITH waiting AS (
+         UPDATE federation_messages SET claimed_by = NULL, run_at = now() + make_interval(secs => $3)
+         WHERE id = $1 AND claimed_by = $2 RETURNING id)
+       SELECT pg_notify('${CHANNEL}', $4) FROM waiting`,
+      [claimed.id, claimed.claim, delayMs / 1000, `${delayMs}:${this.name}`],
+    );
+  }
+
+  /** Gives back a message claimed but not handled (listen() was stopped meanwhile). */
+  private async release(claimed: Claimed): Promise<void> {
+    await this.pool.query(
+      `UPDATE federation_messages SET claimed_by = NULL, run_at = now(), attempts = attempts - 1
+       WHERE id = $1 AND claimed_by = $2`,
+      [claimed.id, claimed.claim],
+    );
+  }
+}
+
+/** Runs `run`, failing if it has not settled within `ms`. */
+async function withTimeout(run: () => Promise<void> | void, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      Promise.resolve().then(run),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`message handler timed out after ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * What the workers of one listen() sleep on: woken all at once (a notification, the earliest
+ * due time known, an abort), or each after the poll interval. `generation` counts wake-ups, so
+ * that one that came between a worker's look at the queue and its sleep is not slept through.
+ */
+class Wakeup {
+  generation = 0;
+  private readonly sleepers = new Set<() => void>();
+  private timer?: NodeJS.Timeout;
+  private timerAt = Number.POSITIVE_INFINITY;
+
+  constructor(private readonly pollMs: number) {}
+
+  /** Wakes every worker in `ms` (now for 0), unless an earlier wake-up is due. */
+  in(ms: number): void {
+    if (ms <= 0) {
+      this.wake();
+      return;
+    }
+    if (ms >= this.pollMs) return;
+    const at = Date.now() + ms;
+    if (at >= this.timerAt) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.wake(), ms);
+  }
+
+  /** Sleeps until a wake-up after generation `seen`, the poll interval, or the abort. */
+  wait(seen: number, signal: AbortSignal | undefined): Promise<void> {
+    if (seen !== this.generation || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(poll);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const poll = setTimeout(done, this.pollMs);
+      this.sleepers.add(done);
+    });
+  }
+
+  close(): void {
+    clearTimeout(this.timer);
+    this.wake();
+  }
+
+  private wake(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    this.generation++;
+    const sleepers = [...this.sleepers];
+    this.sleepers.clear();
+    for (const done of sleepers) done();
+  }
+}

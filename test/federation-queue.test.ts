@@ -1,0 +1,259 @@
+// Fedify's message queue on PostgreSQL (src/federation/message-queue.ts): messages of one ordering
+// key handled one at a time in order, delays kept, two listeners sharing a queue handling each
+// message once, an aborted listen() returning, a failing or hung handler's message retried (and
+// holding back the rest of its key meanwhile), a dead worker's claim taken over once it lapses.
+import { Temporal } from "@js-temporal/polyfill";
+import pg from "pg";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresMessageQueue, type PostgresMessageQueueOptions } from "../src/federation/message-queue.ts";
+import { freshDatabase } from "./support/server.ts";
+
+const WAIT = { timeout: 10_000, interval: 25 };
+const log = pino({ level: "silent" });
+
+let databaseUrl: string;
+let admin: pg.Client;
+const queues: PostgresMessageQueue[] = [];
+
+beforeAll(async () => {
+  databaseUrl = await freshDatabase();
+  admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await Promise.all(queues.map((q) => q.close()));
+  await admin?.end();
+});
+
+/** A queue of its own name (tests do not see each other's messages), closed after the file. */
+function queue(name: string, options: Partial<PostgresMessageQueueOptions> = {}): PostgresMessageQueue {
+  const q = new PostgresMessageQueue({ databaseUrl, log, name, retryMs: 50, ...options });
+  queues.push(q);
+  return q;
+}
+
+type Handler = (message: unknown) => Promise<void> | void;
+
+/** Listens with `handler` until the returned stop() is called; stop() waits for listen() to return. */
+function listening(q: PostgresMessageQueue, handler: Handler): { stop(): Promise<void>; done: Promise<void> } {
+  const controller = new AbortController();
+  const done = q.listen(handler, { signal: controller.signal });
+  return {
+    done,
+    stop: async () => {
+      controller.abort();
+      await done;
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function rowsOf(name: string): Promise<number> {
+  const { rows } = await admin.query("SELECT count(*)::int AS n FROM federation_messages WHERE queue = $1", [name]);
+  return rows[0].n;
+}
+
+describe("the federation message queue", () => {
+  it("handles the messages of one ordering key one at a time, in order, across listeners", async () => {
+    const a = queue("ordered", { concurrency: 4 });
+    const b = queue("ordered", { concurrency: 4 });
+    const seen = new Map<string, number[]>();
+    const running = new Map<string, number>();
+    let overlaps = 0;
+    let unkeyed = 0;
+    const handler: Handler = async (message) => {
+      const { key, n } = message as { key?: string; n: number };
+      if (!key) {
+        unkeyed++;
+        return;
+      }
+      running.set(key, (running.get(key) ?? 0) + 1);
+      if ((running.get(key) ?? 0) > 1) overlaps++;
+      await sleep(Math.random() * 10);
+      seen.set(key, [...(seen.get(key) ?? []), n]);
+      running.set(key, (running.get(key) ?? 0) - 1);
+    };
+    const one = listening(a, handler);
+    const two = listening(b, handler);
+    try {
+      for (let n = 0; n < 15; n++) {
+        for (const key of ["k1", "k2", "k3"]) await a.enqueue({ key, n }, { orderingKey: key });
+      }
+      await b.enqueueMany(
+        Array.from({ length: 10 }, (_, n) => ({ n })),
+        {},
+      );
+      await expect.poll(() => rowsOf("ordered"), WAIT).toBe(0);
+      const order = Array.from({ length: 15 }, (_, n) => n);
+      expect(Object.fromEntries(seen)).toEqual({ k1: order, k2: order, k3: order });
+      expect(overlaps).toBe(0);
+      expect(unkeyed).toBe(10);
+    } finally {
+      await Promise.all([one.stop(), two.stop()]);
+    }
+  });
+
+  it("keeps a message's delay", async () => {
+    const q = queue("delayed");
+    const handled: { n: number; at: number }[] = [];
+    const listener = listening(q, (message) => {
+      handled.push({ n: (message as { n: number }).n, at: Date.now() });
+    });
+    try {
+      const start = Date.now();
+      await q.enqueue({ n: 1 }, { delay: Temporal.Duration.from({ milliseconds: 800 }) });
+      await q.enqueueMany([{ n: 2 }, { n: 3 }]);
+      await expect.poll(() => handled.length, WAIT).toBe(3);
+      expect(handled.map((h) => h.n)).toEqual([2, 3, 1]);
+      expect(handled[2].at - start).toBeGreaterThanOrEqual(800);
+      expect(await q.getDepth()).toEqual({ queued: 0, ready: 0, delayed: 0 });
+    } finally {
+      await listener.stop();
+    }
+  });
+
+  it("two listeners of one queue handle each message once", async () => {
+    const a = queue("shared", { concurrency: 2 });
+    const b = queue("shared", { concurrency: 2 });
+    const byA: number[] = [];
+    const byB: number[] = [];
+    const one = listening(a, async (m) => {
+      byA.push((m as { n: number }).n);
+      await sleep(5);
+    });
+    const two = listening(b, async (m) => {
+      byB.push((m as { n: number }).n);
+      await sleep(5);
+    });
+    try {
+      await a.enqueueMany(Array.from({ length: 100 }, (_, n) => ({ n })));
+      await expect.poll(() => byA.length + byB.length, WAIT).toBe(100);
+      await sleep(200);
+      expect([...byA, ...byB].sort((x, y) => x - y)).toEqual(Array.from({ length: 100 }, (_, n) => n));
+      expect(byA.length).toBeGreaterThan(0);
+      expect(byB.length).toBeGreaterThan(0);
+      expect(await rowsOf("shared")).toBe(0);
+    } finally {
+      await Promise.all([one.stop(), two.stop()]);
+    }
+  });
+
+  it("an aborted listen() returns, and what is queued after waits for another listener", async () => {
+    const q = queue("aborted");
+    let handled = 0;
+    const listener = listening(q, () => {
+      handled++;
+    });
+    await q.enqueue({ n: 1 });
+    await expect.poll(() => handled, WAIT).toBe(1);
+    await listener.stop();
+    await q.enqueue({ n: 2 });
+    await sleep(300);
+    expect(handled).toBe(1);
+    expect(await q.getDepth()).toEqual({ queued: 1, ready: 1, delayed: 0 });
+    // An aborted signal from the start: listen() returns at once.
+    const aborted = new AbortController();
+    aborted.abort();
+    await q.listen(() => {}, { signal: aborted.signal });
+    const again = listening(q, () => {
+      handled++;
+    });
+    try {
+      await expect.poll(() => handled, WAIT).toBe(2);
+    } finally {
+      await again.stop();
+    }
+  });
+
+  it("a message whose handler throws is retried, and holds back the later messages of its key", async () => {
+    const q = queue("failing");
+    const attempts = new Map<number, number>();
+    const handled: number[] = [];
+    const listener = listening(q, (message) => {
+      const { n } = message as { n: number };
+      attempts.set(n, (attempts.get(n) ?? 0) + 1);
+      if (n === 1 && (attempts.get(n) ?? 0) < 3) throw new Error("not yet");
+      handled.push(n);
+    });
+    try {
+      await q.enqueue({ n: 1 }, { orderingKey: "k" });
+      await q.enqueue({ n: 2 }, { orderingKey: "k" });
+      await q.enqueue({ n: 3 });
+      await expect.poll(() => handled.length, WAIT).toBe(3);
+      expect(attempts.get(1)).toBe(3);
+      expect(handled.indexOf(1)).toBeLessThan(handled.indexOf(2));
+      expect(await rowsOf("failing")).toBe(0);
+    } finally {
+      await listener.stop();
+    }
+  });
+
+  it("a handler that hangs times out: the queue goes on, and the message is tried again", async () => {
+    const q = queue("hung", { concurrency: 1, handlerTimeoutMs: 300 });
+    const handled: string[] = [];
+    let hung = false;
+    const listener = listening(q, async (message) => {
+      const { name } = message as { name: string };
+      if (name === "hangs" && !hung) {
+        hung = true;
+        await new Promise(() => {});
+      }
+      handled.push(name);
+    });
+    try {
+      await q.enqueue({ name: "hangs" });
+      await q.enqueue({ name: "next" });
+      await expect.poll(() => handled.length, WAIT).toBe(2);
+      expect(handled.sort()).toEqual(["hangs", "next"]);
+    } finally {
+      await listener.stop();
+    }
+  });
+
+  it("a message claimed by a worker that died is handled once the claim lapses", async () => {
+    const q = queue("orphaned");
+    await q.enqueue({ n: 1 }, { orderingKey: "k" });
+    await q.enqueue({ n: 2 }, { orderingKey: "k" });
+    // What a worker leaves as it dies holding the first: its claim, renewed no more.
+    await admin.query(
+      `UPDATE federation_messages SET claimed_by = 'dead', attempts = 1, run_at = now() + interval '700 milliseconds'
+       WHERE id = (SELECT min(id) FROM federation_messages WHERE queue = 'orphaned')`,
+    );
+    const handled: number[] = [];
+    const listener = listening(q, (message) => {
+      handled.push((message as { n: number }).n);
+    });
+    try {
+      await sleep(300);
+      // Held by the dead worker: neither it nor the later one of its key is handled yet.
+      expect(handled).toEqual([]);
+      await expect.poll(() => handled, WAIT).toEqual([1, 2]);
+      expect(await rowsOf("orphaned")).toBe(0);
+    } finally {
+      await listener.stop();
+    }
+  });
+
+  it("a long handler keeps its claim: no other listener takes the message meanwhile", async () => {
+    // Polling often: the other listener looks again well within the handler's second.
+    const a = queue("leased", { leaseMs: 300, pollMs: 100, concurrency: 1 });
+    const b = queue("leased", { leaseMs: 300, pollMs: 100, concurrency: 1 });
+    let calls = 0;
+    const handler: Handler = async () => {
+      calls++;
+      await sleep(1_000);
+    };
+    const one = listening(a, handler);
+    const two = listening(b, handler);
+    try {
+      await a.enqueue({ n: 1 });
+      await expect.poll(() => rowsOf("leased"), WAIT).toBe(0);
+      expect(calls).toBe(1);
+    } finally {
+      await Promise.all([one.stop(), two.stop()]);
+    }
+  });
+});
