@@ -209,6 +209,20 @@ describe("actors", () => {
         headers: { "content-type": AP },
       });
       expect(answer.status, path).toBe(401);
+      expect(answer.body).toEqual({ error: "UNAUTHORIZED" });
+    }
+  });
+
+  it("answers bad input to inboxes and WebFinger with {error: INVALID_REQUEST}", async () => {
+    for (const payload of ["{bad", ""]) {
+      const answer = await fed.request("POST", "/inbox", { payload, headers: { "content-type": AP } });
+      expect(answer.status, payload).toBe(400);
+      expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+    }
+    for (const query of ["", "?resource=", "?resource=%ff"]) {
+      const answer = await get(fed, `/.well-known/webfinger${query}`);
+      expect(answer.status, query).toBe(400);
+      expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
     }
   });
 });

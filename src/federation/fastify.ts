@@ -95,8 +95,25 @@ function toFetchRequest(request: FastifyRequest, origin: string, body?: Buffer):
   return new Request(new URL(request.url, origin), init);
 }
 
+/** Murmur's codes for the refusals Fedify words as plain text (docs/http.md#errors). */
+const ERROR_CODES: Record<number, string> = {
+  400: "INVALID_REQUEST",
+  401: "UNAUTHORIZED",
+  404: "NOT_FOUND",
+  405: "METHOD_NOT_ALLOWED",
+  413: "PAYLOAD_TOO_LARGE",
+};
+
 async function send(reply: FastifyReply, response: Response): Promise<FastifyReply> {
-  reply.code(response.status).headers(answerHeaders(response.headers));
+  const headers = answerHeaders(response.headers);
+  // A refusal in words ("Invalid JSON.", an unsigned inbox POST's "Failed to verify the request
+  // signature."): every refusal is `{"error": CODE}`, as REST's are.
+  const type = headers["content-type"] ?? "";
+  if (response.status >= 400 && response.status in ERROR_CODES && (type === "" || type.startsWith("text/"))) {
+    delete headers["content-type"];
+    return reply.code(response.status).headers(headers).send({ error: ERROR_CODES[response.status] });
+  }
+  reply.code(response.status).headers(headers);
   const body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
   return reply.send(body);
 }
