@@ -1,4 +1,4 @@
-// Note creation beside its bare baseline (issue 31): POST /notes by one account on 32 connections
+// Note creation beside its bare baseline: POST /notes by one account on 32 connections
 // and by 32 authors, in turns with a bare Fastify + pg server replaying exactly the statements
 // one creation sends (bench/bare-write.ts), three runs each, medians kept. With `explain`, also
 // EXPLAIN (ANALYZE, BUFFERS) of those statements (rolled back), whose trigger lines give each

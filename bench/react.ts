@@ -1,4 +1,4 @@
-// Reactions to one note (issue 31): 32 connections, each request another account of a crowd made
+// Reactions to one note: 32 connections, each request another account of a crowd made
 // by SQL, as bench/hostile.ts's last figure, on a crowd of its own so it can run alone
 // (`npm run bench -- --only reactions`).
 import autocannon from "autocannon";

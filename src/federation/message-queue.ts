@@ -5,10 +5,10 @@
 // A worker claims one due message with FOR UPDATE SKIP LOCKED, by setting its run_at to the end
 // of a lease it renews while the handler runs; the message is deleted once handled. A worker that
 // dies leaves the message to be claimed again when its lease lapses; a handler that throws or
-// outlasts its timeout (a hung request must not stop the queue: Fedify's issue #595) has its
+// outlasts its timeout (a hung request must not stop the queue: fedify-dev/fedify#595) has its
 // message tried again after a backoff. No connection is held while a handler runs, so the pool
 // stays small whatever the concurrency (a connection reserved per handler starved Fedify's own
-// PostgreSQL queue: its issue #603). A message with an ordering key waits while an earlier one of
+// PostgreSQL queue: fedify-dev/fedify#603). A message with an ordering key waits while an earlier one of
 // its key is due, being handled, or waiting for a retry: one at a time, in order of enqueueing
 // (an earlier one still waiting for its own delay does not hold it back).
 //

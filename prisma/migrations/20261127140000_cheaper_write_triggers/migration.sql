@@ -1,4 +1,4 @@
--- What a note, a notification and a counter cost in triggers (issue 31; measured in
+-- What a note, a notification and a counter cost in triggers (measured in
 -- bench/README.md "Writes"), kept to the same guarantees:
 --
 -- 1. accounts_changed fires only for an UPDATE that sets a column besides the counters others'

@@ -1,4 +1,4 @@
--- Fedify's message queue and key-value store on Murmur's PostgreSQL (issue 32):
+-- Fedify's message queue and key-value store on Murmur's PostgreSQL:
 -- src/federation/message-queue.ts and src/federation/kv-store.ts.
 
 -- A queued message. `run_at` is when it may next be claimed: its delay's end, and while a worker

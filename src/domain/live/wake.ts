@@ -1,4 +1,4 @@
-// Waking the live hubs after a write that asked its journal triggers not to (issue 31).
+// Waking the live hubs after a write that asked its journal triggers not to (bench/README.md "Writes").
 //
 // A NOTIFY in a transaction serializes its commit: PostgreSQL takes one lock for every notifying
 // transaction of the database at pre-commit and holds it through the commit's WAL flush, so
