@@ -23,8 +23,8 @@ import type { Context } from "../domain/context.ts";
 import * as lists from "../domain/lists/service.ts";
 import { PAGE, type TimelineQuery } from "../domain/timelines/page.ts";
 import * as timelines from "../domain/timelines/service.ts";
-import { viewerOf } from "../projection/field.ts";
-import { noteStatement } from "../projection/note.ts";
+import { type Viewer, viewerOf } from "../projection/field.ts";
+import { noteStatements } from "../projection/note.ts";
 import { keyOf, leaf, NotCompiled, no, type SqlOf, Walk } from "./compiled-walk.ts";
 import { page } from "./connection.ts";
 import { CACHED_DOCUMENT_CHARS, CACHED_DOCUMENT_MAX } from "./document-cache.ts";
@@ -52,8 +52,8 @@ export interface CompiledPage {
   /** accountTimeline's name, listTimeline's id. */
   target: string | undefined;
   connection: Selected<ConnectionField>[];
-  /** The Note selected, of a notes row (noteStatement). */
-  node: SqlOf;
+  /** The statement writing the Note selected of each note a page picks, built once per kind of caller. */
+  statement: (page: Prisma.Sql, viewer: Viewer) => Prisma.Sql;
 }
 
 const ROOTS = new Set(["homeTimeline", "globalTimeline", "accountTimeline", "listTimeline"]);
@@ -174,7 +174,8 @@ function compile(
         return no();
     }
   });
-  return { key: keyOf(root), field, first, query, target, connection, node: node ?? (() => Prisma.sql`NULL`) };
+  const draw: SqlOf = node ?? (() => Prisma.sql`NULL`);
+  return { key: keyOf(root), field, first, query, target, connection, statement: noteStatements(draw) };
 }
 
 /** A page's row: the note's id (its cursor) and its JSON. */
@@ -186,11 +187,7 @@ interface Row {
 /** The notes of the plan's timeline, through the same service its field calls. */
 function timelineOf(ctx: Context, plan: CompiledPage, query: TimelineQuery): Promise<Row[]> {
   const viewer = viewerOf(ctx);
-  const load = (c: Context, page: Prisma.Sql) =>
-    queryRows<Row>(
-      c.db,
-      noteStatement(page, (t) => plan.node(t, viewer)),
-    );
+  const load = (c: Context, page: Prisma.Sql) => queryRows<Row>(c.db, plan.statement(page, viewer));
   switch (plan.field) {
     case "homeTimeline":
       return timelines.timeline(ctx, "home", query, load);
