@@ -32,6 +32,8 @@ export interface AppServices extends Services {
   search?: SearchIndex;
   /** What GET /metrics reports of this instance. */
   metrics: Metrics;
+  /** The primary's URL, for what keeps connections of its own (federation's store and queue). */
+  databaseUrl: string;
 }
 
 // Redis (ioredis) and S3 (the AWS SDK) are loaded only when configured: resident memory an
@@ -77,6 +79,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
     search: config.meili ? createMeilisearchIndex(config.meili) : undefined,
     log,
     metrics,
+    databaseUrl,
   };
   services.live = new LiveHub(services, databaseUrl);
   return services;

@@ -90,6 +90,11 @@ describe("inbox POSTs", () => {
       const answer = await post(path, follow(path.length.toString()));
       expect(answer.status, `${path}: ${JSON.stringify(answer.body)}`).toBe(202);
     }
+    // The peer's key, fetched once, is kept in PostgreSQL (src/federation/kv-store.ts), where every
+    // instance of a fleet finds it.
+    const cached = await server.services.db.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM federation_kv WHERE value::text LIKE ${`%${peerUrl}/actor#main-key%`}`;
+    expect(cached[0].n).toBeGreaterThan(0);
   });
 
   it("refuse the signature over other bytes than the body's (its Digest), with 401", async () => {

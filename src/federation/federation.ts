@@ -60,6 +60,8 @@ export function createMurmurFederation(
   const federation = createFederation<FederationData>({
     kv: stores.kv ?? new MemoryKvStore(),
     queue: stores.queue ?? new InProcessMessageQueue(),
+    // Started by whoever runs it (src/federation/mount.ts), with a signal that stops it at shutdown.
+    manuallyStartQueue: true,
     // Ids are built on PUBLIC_URL whatever Host a request came with (a proxy in front).
     origin: config.publicUrl,
     allowPrivateAddress: config.federationAllowPrivate,

@@ -4,9 +4,23 @@ import { JSON_BODY_LIMIT } from "../http/limits.ts";
 import type { AppServices } from "../services.ts";
 import { mountFedify } from "./fastify.ts";
 import { createMurmurFederation, PATHS } from "./federation.ts";
+import { PostgresKvStore } from "./kv-store.ts";
+import { PostgresMessageQueue } from "./message-queue.ts";
 
 export async function mountFederation(app: FastifyInstance, services: AppServices): Promise<void> {
-  const federation = createMurmurFederation(services);
+  // In PostgreSQL, so that every instance of a fleet shares Fedify's caches, idempotence records
+  // and queue; each with a small pool of its own, opened on first use.
+  const kv = new PostgresKvStore(services.databaseUrl);
+  const queue = new PostgresMessageQueue({ databaseUrl: services.databaseUrl, log: services.log });
+  const federation = createMurmurFederation(services, { kv, queue });
+  const stop = new AbortController();
+  const worked = federation.startQueue(services, { signal: stop.signal });
+  app.addHook("onClose", async () => {
+    stop.abort();
+    await worked;
+    await queue.close();
+    await kv.close();
+  });
   await mountFedify(app, federation, {
     origin: services.config.publicUrl,
     contextData: services,
