@@ -7,6 +7,7 @@ import {
   type Federation,
   InProcessMessageQueue,
   type KvStore,
+  kvCache,
   MemoryKvStore,
   type MessageQueue,
 } from "@fedify/fedify";
@@ -16,6 +17,7 @@ import { keyOf } from "../domain/accounts/rules.ts";
 import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
+import { safeDocumentLoader } from "./document-loader.ts";
 import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
 
 /** What Fedify hands every dispatcher as `ctx.data`: the process's services. */
@@ -57,15 +59,24 @@ export function createMurmurFederation(
 ): Federation<FederationData> {
   const { config } = services;
   const keys = actorKeysOf(services.db);
+  const kv = stores.kv ?? new MemoryKvStore();
+  // Every fetch goes through Murmur's guarded loaders (src/federation/document-loader.ts); Fedify
+  // takes neither allowPrivateAddress nor userAgent with loaders of one's own: they carry both.
+  const loading = {
+    allowPrivate: config.federationAllowPrivate,
+    userAgent: { software: `Murmur/${VERSION}`, url: new URL(config.publicUrl) },
+  };
   const federation = createFederation<FederationData>({
-    kv: stores.kv ?? new MemoryKvStore(),
+    kv,
     queue: stores.queue ?? new InProcessMessageQueue(),
     // Started by whoever runs it (src/federation/mount.ts), with a signal that stops it at shutdown.
     manuallyStartQueue: true,
     // Ids are built on PUBLIC_URL whatever Host a request came with (a proxy in front).
     origin: config.publicUrl,
-    allowPrivateAddress: config.federationAllowPrivate,
-    userAgent: { software: `Murmur/${VERSION}`, url: new URL(config.publicUrl) },
+    // Unsigned fetches are cached in the key-value store as Fedify's own loader's are.
+    documentLoaderFactory: () => kvCache({ loader: safeDocumentLoader(loading), kv }),
+    contextLoaderFactory: () => kvCache({ loader: safeDocumentLoader(loading), kv }),
+    authenticatedDocumentLoaderFactory: (identity) => safeDocumentLoader({ ...loading, identity }),
   });
 
   /** An account of this server by actor identifier, deleted ones too (their tombstone). */

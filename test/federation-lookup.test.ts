@@ -1,0 +1,203 @@
+// Remote names resolved (docs/federation.md#remote-accounts) through the guarded fetch
+// (docs/federation.md#instance): two Murmur servers on different hosts (127.0.0.2 and 127.0.0.3),
+// one finding the other's account by WebFinger over http (https fails first) and its actor signed
+// by the instance actor; a private address refused without FEDERATION_ALLOW_PRIVATE, even behind a
+// name; and a bad peer, played by a small HTTP server, that redirects forever, answers too much or
+// never answers, refused in bounded time.
+import http from "node:http";
+import net, { type AddressInfo } from "node:net";
+import type { Context } from "@fedify/fedify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DomainError } from "../src/domain/errors.ts";
+import { createMurmurFederation, type FederationData } from "../src/federation/federation.ts";
+import { resolveRemoteActor } from "../src/federation/lookup.ts";
+import { FETCH_LIMITS, safeFetch, UnsafeFetchError } from "../src/federation/safe-fetch.ts";
+import { cast } from "./support/cast.ts";
+import type { TestAccount } from "./support/fixtures.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+const AP = "application/activity+json";
+/** Federation's answers are documented in docs/federation.md, not openapi.json. */
+const FEDERATION_ANSWER = /^GET \/(\.well-known\/|accounts\/)/;
+
+let a: TestServer;
+let b: TestServer;
+let bUrl: string;
+let bHost: string;
+let bob: TestAccount;
+/** Server A's federation, as it is mounted (FEDERATION_ALLOW_PRIVATE=true) and with it off. */
+let ctx: Context<FederationData>;
+let strict: Context<FederationData>;
+
+let peer: http.Server;
+let peerHost: string;
+const peerGets: { url: string; signed: boolean }[] = [];
+
+/** A free port on `host`, for a server whose PUBLIC_URL must name it before it starts. */
+async function freePort(host: string): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, host, resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+async function listening(host: string): Promise<{ server: TestServer; url: string }> {
+  const port = await freePort(host);
+  const url = `http://${host}:${port}`;
+  const server = await startTestServer({ PUBLIC_URL: url, FEDERATION_ALLOW_PRIVATE: "true" });
+  await server.app.listen({ port, host });
+  return { server, url };
+}
+
+/** The bad peer: WebFinger for every name, whose actor is what the name says. */
+function badPeer(request: http.IncomingMessage, response: http.ServerResponse): void {
+  const url = new URL(request.url ?? "/", `http://${peerHost}`);
+  peerGets.push({ url: url.pathname, signed: typeof request.headers.signature === "string" });
+  if (url.pathname === "/.well-known/webfinger") {
+    const name = /^acct:([^@]+)@/.exec(url.searchParams.get("resource") ?? "")?.[1] ?? "";
+    if (name === "sleepy") return; // never answers
+    response.writeHead(200, { "content-type": "application/jrd+json" });
+    response.end(JSON.stringify({ links: [{ rel: "self", type: AP, href: `http://${peerHost}/${name}` }] }));
+    return;
+  }
+  const loop = /^\/loop(\d*)$/.exec(url.pathname);
+  if (loop) {
+    response.writeHead(302, { location: `/loop${Number(loop[1] || 0) + 1}` }).end();
+    return;
+  }
+  if (url.pathname === "/huge") {
+    // No Content-Length: the bound must hold on what arrives, not on what is announced.
+    response.writeHead(200, { "content-type": AP });
+    const padding = "x".repeat(64 * 1024);
+    response.write(`{"@context":"https://www.w3.org/ns/activitystreams","type":"Person","summary":"`);
+    for (let i = 0; i < 32; i++) response.write(padding);
+    response.end(`"}`);
+    return;
+  }
+  if (url.pathname === "/slow") return; // headers never come
+  if (url.pathname === "/mallory") {
+    response.writeHead(200, { "content-type": AP });
+    response.end(
+      JSON.stringify({
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `http://${peerHost}/mallory`,
+        type: "Person",
+        preferredUsername: "mallory",
+        inbox: `http://${peerHost}/mallory/inbox`,
+      }),
+    );
+    return;
+  }
+  response.writeHead(404).end();
+}
+
+beforeAll(async () => {
+  ({ server: b, url: bUrl } = await listening("127.0.0.2"));
+  bHost = new URL(bUrl).host;
+  ({ bob } = await cast(b, { bob: "bob" }));
+  const { server, url: aUrl } = await listening("127.0.0.3");
+  a = server;
+  ctx = createMurmurFederation(a.services).createContext(new URL(aUrl), a.services);
+  const services = { ...a.services, config: { ...a.services.config, federationAllowPrivate: false } };
+  strict = createMurmurFederation(services).createContext(new URL(aUrl), services);
+
+  peer = http.createServer(badPeer);
+  await new Promise<void>((resolve) => peer.listen(0, "127.0.0.1", resolve));
+  peerHost = `127.0.0.1:${(peer.address() as AddressInfo).port}`;
+}, 30_000);
+
+afterAll(async () => {
+  peer.closeAllConnections();
+  peer.close();
+  for (const server of [a, b]) {
+    await server?.close().catch((err: Error) => {
+      const lines = err.message.split("\n").slice(1);
+      expect(lines.filter((line) => !FEDERATION_ANSWER.test(line))).toEqual([]);
+    });
+  }
+});
+
+async function notFound(promise: Promise<unknown>): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(error).toBeInstanceOf(DomainError);
+  expect((error as DomainError).code).toBe("ACCOUNT_NOT_FOUND");
+}
+
+describe("resolveRemoteActor", () => {
+  it("finds @bob@B from A: WebFinger over http after https fails, then B's Person", async () => {
+    const actor = await resolveRemoteActor(ctx, `@bob@${bHost}`);
+    expect(actor.id?.href).toBe(`${bUrl}/accounts/${bob.id}`);
+    expect(actor.preferredUsername).toBe("bob");
+    expect(actor.inboxId?.href).toBe(`${bUrl}/accounts/${bob.id}/inbox`);
+    expect(actor.endpoints?.sharedInbox?.href).toBe(`${bUrl}/inbox`);
+    const key = await actor.getPublicKey();
+    expect(key?.ownerId?.href).toBe(actor.id?.href);
+    expect(key?.publicKey).toBeTruthy();
+    const multikeys = [];
+    for await (const multikey of actor.getAssertionMethods()) multikeys.push(multikey);
+    expect(multikeys).toHaveLength(1);
+  });
+
+  it("signs the actor's fetch as A's instance actor", async () => {
+    peerGets.length = 0;
+    const actor = await resolveRemoteActor(ctx, `mallory@${peerHost}`);
+    expect(actor.preferredUsername).toBe("mallory");
+    expect(peerGets).toContainEqual({ url: "/mallory", signed: true });
+  });
+
+  it("is ACCOUNT_NOT_FOUND for an unknown name, a bad handle or a host nobody answers at", async () => {
+    await notFound(resolveRemoteActor(ctx, `@nobody@${bHost}`));
+    await notFound(resolveRemoteActor(ctx, "@bob"));
+    await notFound(resolveRemoteActor(ctx, `@bob@user:pass@${bHost}`));
+    await notFound(resolveRemoteActor(ctx, `@bob@127.0.0.2:${await freePort("127.0.0.2")}`));
+  });
+
+  it("refuses a private address without FEDERATION_ALLOW_PRIVATE", async () => {
+    await notFound(resolveRemoteActor(strict, `@bob@${bHost}`));
+    // Federation's own loaders too: B's actor over http is refused, allowed with the setting on.
+    const actorUrl = `${bUrl}/accounts/${bob.id}`;
+    await expect(strict.documentLoader(actorUrl)).rejects.toThrow(/not a public address/);
+    await expect(ctx.documentLoader(actorUrl)).resolves.toMatchObject({ documentUrl: actorUrl });
+  });
+
+  it("refuses a name that resolves to a private address, on the address connected to", async () => {
+    const url = `http://localhost:${new URL(bUrl).port}/.well-known/nodeinfo`;
+    // localhost is a name, not an address: only the check at connection time can refuse it.
+    await expect(
+      safeFetch(new Request(url.replace("localhost", "127.0.0.2")), { allowPrivate: true }),
+    ).resolves.toMatchObject({
+      status: 200,
+    });
+    const refused = await safeFetch(new Request(url), { allowPrivate: false }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(UnsafeFetchError);
+    // Refused before connecting: without the check the connection would be refused (nobody listens).
+    expect((refused as Error).message).toMatch(/localhost resolves to a non-public address/);
+  });
+});
+
+describe("a bad peer", () => {
+  it("that redirects forever is refused after the last allowed redirect", async () => {
+    peerGets.length = 0;
+    await notFound(resolveRemoteActor(ctx, `loop@${peerHost}`));
+    expect(peerGets.filter((get) => get.url.startsWith("/loop"))).toHaveLength(FETCH_LIMITS.maxRedirects + 1);
+    await expect(ctx.documentLoader(`http://${peerHost}/loop`)).rejects.toThrow(/Too many redirections/);
+  });
+
+  it("that answers more than the bound is refused", async () => {
+    await notFound(resolveRemoteActor(ctx, `huge@${peerHost}`));
+    await expect(ctx.documentLoader(`http://${peerHost}/huge`)).rejects.toThrow(/more than 1048576 bytes/);
+  });
+
+  it("that never answers is refused when the time bound runs out", async () => {
+    await notFound(resolveRemoteActor(ctx, `sleepy@${peerHost}`, { timeoutMs: 300 }));
+    const slow = await safeFetch(new Request(`http://${peerHost}/slow`), { allowPrivate: true, timeoutMs: 300 }).catch(
+      (err: unknown) => err,
+    );
+    expect(slow).toBeInstanceOf(UnsafeFetchError);
+    expect((slow as Error).message).toMatch(/took longer than 300 ms/);
+  });
+});
