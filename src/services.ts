@@ -12,6 +12,7 @@ import type { Services } from "./domain/context.ts";
 import { LiveHub } from "./domain/live/hub.ts";
 import { CallerCache } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
+import { keysMade } from "./federation/keys.ts";
 import { createMailer } from "./mail/mailer.ts";
 import { MailWorker } from "./mail/queue.ts";
 import { Metrics } from "./metrics.ts";
@@ -96,6 +97,8 @@ export async function closeServices(services: AppServices): Promise<void> {
   await services.live?.close();
   await services.mail.stop();
   await services.callers.close();
+  // Keys a registration asked for are made on this database (a CLI's create exits right after).
+  await keysMade();
   await services.workerLease?.release().catch((err) => services.log.warn({ err }, "worker id lease not given back"));
   await services.instance.release().catch((err) => services.log.warn({ err }, "instance lease not given back"));
   if (services.replicas) {

@@ -113,3 +113,8 @@ export function makeKeysSoon(db: Db, accountId: bigint, log: Logger): void {
 }
 
 let queue: Promise<void> = Promise.resolve();
+
+/** Once the keys asked for so far are made (or given up): before the database is closed. */
+export function keysMade(): Promise<void> {
+  return queue;
+}
