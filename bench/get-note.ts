@@ -13,15 +13,13 @@ import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { addNotes, seed } from "../src/cli/seed.ts";
-import { loadConfig } from "../src/config.ts";
 import type { Context } from "../src/domain/context.ts";
 import { findVisibleNote } from "../src/domain/notes/service.ts";
-import { createLogger } from "../src/log.ts";
 import type { RouteContext } from "../src/rest/route.ts";
 import { noteRoutes } from "../src/rest/routes/notes.ts";
-import { closeServices, createServices } from "../src/services.ts";
+import { closeServices } from "../src/services.ts";
 import { type Load, load } from "./load.ts";
-import { BENCH_SIGNING_KEY, startBenchServer } from "./server.ts";
+import { benchServices, startBenchServer } from "./server.ts";
 import { SqlProbe, type Statement } from "./sql.ts";
 
 /** One statement and what it costs alone: round trip on one connection, and PostgreSQL's own times. */
@@ -233,14 +231,7 @@ export async function benchGetNoteAlone(explain: boolean): Promise<void> {
   const accounts = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
   const totalNotes = Number(process.env.BENCH_NOTES ?? 1_000_000);
   const server = await startBenchServer();
-  const config = loadConfig({
-    ...process.env,
-    DATA_DIR: server.dataDir,
-    DATABASE_URL: server.databaseUrl,
-    BCRYPT_COST: "4",
-    TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
-  });
-  const services = await createServices(config, server.databaseUrl, createLogger("silent"));
+  const services = await benchServices(server);
   try {
     const seeded = await seed(services, server.databaseUrl, {
       accounts,

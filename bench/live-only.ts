@@ -3,13 +3,11 @@
 // BENCH_ACCOUNTS, default 10,000), so a change is measured before and after in minutes, back to
 // back. Prints the figures as JSON.
 import { seed } from "../src/cli/seed.ts";
-import { loadConfig } from "../src/config.ts";
-import { createLogger } from "../src/log.ts";
-import { closeServices, createServices } from "../src/services.ts";
+import { closeServices } from "../src/services.ts";
 import { benchChurn } from "./churn.ts";
 import { benchLive } from "./live.ts";
 import { load } from "./load.ts";
-import { BENCH_SIGNING_KEY, rssOf, startBenchServer } from "./server.ts";
+import { benchServices, rssOf, startBenchServer } from "./server.ts";
 
 const BENCHES = ["live", "churn"] as const;
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith("-"));
@@ -20,14 +18,7 @@ if (!chosen.length || unknown.length) {
 }
 
 const server = await startBenchServer();
-const config = loadConfig({
-  ...process.env,
-  DATA_DIR: server.dataDir,
-  DATABASE_URL: server.databaseUrl,
-  BCRYPT_COST: "4",
-  TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
-});
-const services = await createServices(config, server.databaseUrl, createLogger("silent"));
+const services = await benchServices(server);
 try {
   await seed(services, server.databaseUrl, {
     accounts: Number(process.env.BENCH_ACCOUNTS ?? 10_000),

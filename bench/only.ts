@@ -3,12 +3,10 @@
 // Names, one or several separated by commas: "create note" (beside its bare baseline; with
 // --explain its plans, with --trigger-costs the bare rate without each trigger), "reactions".
 import { addNotes, seed } from "../src/cli/seed.ts";
-import { loadConfig } from "../src/config.ts";
-import { createLogger } from "../src/log.ts";
-import { closeServices, createServices } from "../src/services.ts";
+import { closeServices } from "../src/services.ts";
 import { benchCreateNote, createNoteRows } from "./create-note.ts";
 import { benchReactions } from "./react.ts";
-import { BENCH_SIGNING_KEY, startBenchServer } from "./server.ts";
+import { benchServices, startBenchServer } from "./server.ts";
 import { SqlProbe } from "./sql.ts";
 
 const SMALL = 10_000;
@@ -21,14 +19,7 @@ export async function runOnly(name: string): Promise<void> {
   const accounts = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
   const totalNotes = Number(process.env.BENCH_NOTES ?? 1_000_000);
   const server = await startBenchServer();
-  const config = loadConfig({
-    ...process.env,
-    DATA_DIR: server.dataDir,
-    DATABASE_URL: server.databaseUrl,
-    BCRYPT_COST: "4",
-    TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
-  });
-  const services = await createServices(config, server.databaseUrl, createLogger("silent"));
+  const services = await benchServices(server);
   try {
     const seeded = await seed(services, server.databaseUrl, {
       accounts,

@@ -7,14 +7,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { addNotes, seed } from "../src/cli/seed.ts";
-import { loadConfig } from "../src/config.ts";
 import type { Context } from "../src/domain/context.ts";
 import { listNotes } from "../src/domain/lists/service.ts";
 import { searchNotes } from "../src/domain/search/service.ts";
 import { accountTimeline, timeline } from "../src/domain/timelines/service.ts";
-import { createLogger } from "../src/log.ts";
 import { fullNotesJson } from "../src/rest/views/note-sql.ts";
-import { closeServices, createServices } from "../src/services.ts";
+import { closeServices } from "../src/services.ts";
 import { startTestS3 } from "../test/support/s3.ts";
 import { benchChurn } from "./churn.ts";
 import { benchCreateNote, type CreateNoteFigures, createNoteRows } from "./create-note.ts";
@@ -26,7 +24,7 @@ import { type Load, load } from "./load.ts";
 import { benchLoginBurst } from "./login-burst.ts";
 import { benchSearch } from "./search.ts";
 import { benchSerialise } from "./serialise.ts";
-import { BENCH_SIGNING_KEY, startBenchServer } from "./server.ts";
+import { benchServices, startBenchServer } from "./server.ts";
 import { SqlProbe } from "./sql.ts";
 import { benchUpload } from "./upload.ts";
 
@@ -84,14 +82,7 @@ const previous = (() => {
 })();
 
 const server = await startBenchServer();
-const config = loadConfig({
-  ...process.env,
-  DATA_DIR: server.dataDir,
-  DATABASE_URL: server.databaseUrl,
-  BCRYPT_COST: "4",
-  TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
-});
-const services = await createServices(config, server.databaseUrl, createLogger("silent"));
+const services = await benchServices(server);
 try {
   await fetch(`${server.url}/drive`, { headers: { authorization: `Bearer ${server.token}` } });
   const upload = await benchUpload(server);
@@ -293,7 +284,7 @@ try {
   }
   plans["search (keyword)"] = await probe.explainNotes((ctx) => searchNotes(ctx, KEYWORD));
   const serialise = await benchSerialise(probe.context);
-  const search = await benchSearch(probe.context, config, [
+  const search = await benchSearch(probe.context, services.config, [
     KEYWORD,
     `${KEYWORD} ${OTHER_KEYWORD}`,
     `"${KEYWORD}"`,

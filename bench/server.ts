@@ -7,8 +7,11 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { loadConfig } from "../src/config.ts";
 import { ensureDatabase } from "../src/db/database.ts";
 import { EmbeddedPostgres } from "../src/db/embedded-postgres.ts";
+import { createLogger } from "../src/log.ts";
+import { type AppServices, createServices } from "../src/services.ts";
 
 export interface BenchServer {
   url: string;
@@ -166,4 +169,16 @@ export async function startBenchServer(
 export function rssOf(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** The in-process services on a bench server's database, as every bench's own seeding uses them. */
+export function benchServices(server: BenchServer): Promise<AppServices> {
+  const config = loadConfig({
+    ...process.env,
+    DATA_DIR: server.dataDir,
+    DATABASE_URL: server.databaseUrl,
+    BCRYPT_COST: "4",
+    TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
+  });
+  return createServices(config, server.databaseUrl, createLogger("silent"));
 }
