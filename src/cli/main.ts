@@ -155,7 +155,8 @@ program
 const account = program.command("account").description("accounts");
 
 /** How a command's one line names an account: `@alice@host (id 123)`. */
-const named = (services: Services, a: { id: bigint; name: string }) => `${qualifiedNameOf(services, a)} (id ${a.id})`;
+const named = (services: Services, a: { id: bigint; name: string; host?: string | null }) =>
+  `${qualifiedNameOf(services, a)} (id ${a.id})`;
 
 account
   .command("create")

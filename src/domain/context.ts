@@ -7,6 +7,7 @@ import type { InstanceLease } from "../db/instance-lease.ts";
 import type { ReadRouting } from "../db/replicas.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
 import type { WorkerLease } from "../db/worker-lease.ts";
+import type { Account } from "../generated/prisma/client.ts";
 import type { Redis } from "../redis.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { DomainError } from "./errors.ts";
@@ -42,6 +43,19 @@ export interface Services {
   log: Logger;
   /** What the domain counts for GET /metrics (src/metrics.ts). */
   metrics: DomainMetrics;
+  /** ActivityPub, when FEDERATION is on (src/federation/mount.ts sets it); off, remote names name nothing. */
+  federation?: Federator;
+}
+
+/** What the domain asks of federation (src/federation/remote-accounts.ts, src/federation/follows.ts). */
+export interface Federator {
+  /**
+   * The stored account `@name@host` of another server names: resolved and stored on first use,
+   * fetched again when older than a day. ACCOUNT_NOT_FOUND when it resolves to nothing.
+   */
+  remoteAccount(name: string, host: string): Promise<Account>;
+  /** A remote account read by id: fetched again off the request's path when older than a day. */
+  used(account: Pick<Account, "id" | "host">): void;
 }
 
 /** What the domain counts for GET /metrics: src/metrics.ts's Metrics counts it, with the rest. */

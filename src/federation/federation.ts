@@ -17,11 +17,12 @@ import { keyOf } from "../domain/accounts/rules.ts";
 import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
+import type { FederationData } from "./data.ts";
 import { safeDocumentLoader } from "./document-loader.ts";
+import { listenToInbox } from "./inbox.ts";
 import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
 
-/** What Fedify hands every dispatcher as `ctx.data`: the process's services. */
-export type FederationData = AppServices;
+export type { FederationData } from "./data.ts";
 
 /**
  * Actor ids are `/accounts/<account id>`: an account's id never changes (its name could one day)
@@ -79,11 +80,14 @@ export function createMurmurFederation(
     authenticatedDocumentLoaderFactory: (identity) => safeDocumentLoader({ ...loading, identity }),
   });
 
-  /** An account of this server by actor identifier, deleted ones too (their tombstone). */
+  /**
+   * An account of this server by actor identifier, deleted ones too (their tombstone); a remote
+   * account's id is no actor here (its actor is on its server).
+   */
   const accountOf = async (ctx: Context<FederationData>, identifier: string): Promise<Account | null> => {
     const id = parseSnowflake(identifier);
     if (id === undefined) return null;
-    return ctx.data.db.account.findUnique({ where: { id } });
+    return ctx.data.db.account.findUnique({ where: { id, host: null } });
   };
 
   federation
@@ -118,7 +122,7 @@ export function createMurmurFederation(
     })
     .mapHandle(async (ctx, username) => {
       const account = await ctx.data.db.account.findUnique({
-        where: { nameKey: keyOf(username) },
+        where: { nameKey: keyOf(username), host: null },
         select: { id: true },
       });
       if (account) return account.id.toString();
@@ -126,11 +130,12 @@ export function createMurmurFederation(
       return username === new URL(config.publicUrl).hostname ? INSTANCE_ACTOR : null;
     });
 
-  // No activity is handled yet: a signed one is accepted and dropped, an unsigned one refused (401).
-  federation.setInboxListeners(PATHS.inbox, PATHS.sharedInbox).setSharedKeyDispatcher(() => ({
+  // What each activity does: src/federation/inbox.ts. An unsigned one is refused (401).
+  const listeners = federation.setInboxListeners(PATHS.inbox, PATHS.sharedInbox).setSharedKeyDispatcher(() => ({
     // Fetches made while handling the shared inbox are signed as the instance actor.
     identifier: INSTANCE_ACTOR,
   }));
+  listenToInbox(listeners);
 
   // Notes are not federated yet: the outbox only counts them.
   federation
@@ -194,7 +199,7 @@ function registerFollowCollection(federation: Federation<FederationData>, which:
   const account = (ctx: Context<FederationData>, identifier: string) => {
     const id = parseSnowflake(identifier);
     if (id === undefined) return null;
-    return ctx.data.db.account.findFirst({ where: { id, deletedAt: null } });
+    return ctx.data.db.account.findFirst({ where: { id, deletedAt: null, host: null } });
   };
   const dispatch = async (ctx: Context<FederationData>, identifier: string, cursor: string | null) => {
     const owner = await account(ctx, identifier);
@@ -209,10 +214,25 @@ function registerFollowCollection(federation: Federation<FederationData>, which:
       },
       orderBy: [{ createdAt: "desc" }, { [theirs]: "desc" }],
       take: PAGE_SIZE,
-      select: { createdAt: true, followerId: true, followeeId: true },
+      select: {
+        createdAt: true,
+        followerId: true,
+        followeeId: true,
+        follower: { select: REMOTE_ACTOR_SELECT },
+        followee: { select: REMOTE_ACTOR_SELECT },
+      },
     });
     const items: Recipient[] = rows.map((row) => {
       const other = row[theirs].toString();
+      // A remote account (docs/federation.md#remote-accounts) is its own server's actor.
+      const remote = which === "followers" ? row.follower : row.followee;
+      if (remote.uri && remote.inboxUrl) {
+        return {
+          id: new URL(remote.uri),
+          inboxId: new URL(remote.inboxUrl),
+          endpoints: remote.sharedInboxUrl ? { sharedInbox: new URL(remote.sharedInboxUrl) } : null,
+        };
+      }
       return {
         id: ctx.getActorUri(other),
         inboxId: ctx.getInboxUri(other),
@@ -241,6 +261,8 @@ function registerFollowCollection(federation: Federation<FederationData>, which:
     .setFirstCursor(async (ctx, identifier) => ((await account(ctx, identifier)) ? "" : null))
     .authorize(async (ctx, identifier) => !(await account(ctx, identifier))?.locked);
 }
+
+const REMOTE_ACTOR_SELECT = { uri: true, inboxUrl: true, sharedInboxUrl: true } as const;
 
 function parseCursor(cursor: string): { at: Date; id: bigint } | undefined {
   const match = /^(\d{1,15})\.(\d{1,20})$/.exec(cursor);

@@ -4,7 +4,7 @@
 import type { Context } from "@fedify/fedify";
 import { type Actor, isActor } from "@fedify/fedify/vocab";
 import { DomainError } from "../domain/errors.ts";
-import type { FederationData } from "./federation.ts";
+import type { FederationData } from "./data.ts";
 import { INSTANCE_ACTOR } from "./keys.ts";
 import { FETCH_LIMITS, type SafeFetchOptions, safeFetch } from "./safe-fetch.ts";
 

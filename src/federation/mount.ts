@@ -6,6 +6,7 @@ import { mountFedify } from "./fastify.ts";
 import { createMurmurFederation, PATHS } from "./federation.ts";
 import { PostgresKvStore } from "./kv-store.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
+import { remoteAccounts } from "./remote-accounts.ts";
 
 export async function mountFederation(app: FastifyInstance, services: AppServices): Promise<void> {
   // In PostgreSQL, so that every instance of a fleet shares Fedify's caches, idempotence records
@@ -13,6 +14,8 @@ export async function mountFederation(app: FastifyInstance, services: AppService
   const kv = new PostgresKvStore(services.databaseUrl);
   const queue = new PostgresMessageQueue({ databaseUrl: services.databaseUrl, log: services.log });
   const federation = createMurmurFederation(services, { kv, queue });
+  // What the domain asks of federation (remote names, deliveries), through this federation.
+  services.federation = remoteAccounts(federation, services);
   const stop = new AbortController();
   const worked = federation.startQueue(services, { signal: stop.signal });
   app.addHook("onClose", async () => {

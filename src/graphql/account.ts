@@ -15,6 +15,11 @@ export const AccountRef = builder.objectRef<accounts.PublicAccount>("Account").i
   fields: (t) => ({
     id: t.id(projected(ACCOUNT.id)),
     name: t.string({ description: "Qualified name `@name@host`.", ...projected(ACCOUNT.name) }),
+    host: t.string({
+      nullable: true,
+      description: "The server of a remote account (ActivityPub); null for an account of this server.",
+      ...projected(ACCOUNT.host),
+    }),
     nickname: t.string(projected(ACCOUNT.nickname)),
     bio: t.string(projected(ACCOUNT.bio)),
     avatar: t.string(projected(ACCOUNT.avatar)),

@@ -1,4 +1,5 @@
 // The account as every renderer draws it (field.ts), of an accounts row.
+import { Prisma } from "../db/client.ts";
 import { qualifiedName, qualifiedNameSql } from "../domain/accounts/rules.ts";
 import { visibleEmail, visibleEmailSql } from "../domain/accounts/service.ts";
 import { fileUrl, fileUrlSql } from "../domain/drive/urls.ts";
@@ -7,20 +8,23 @@ import { column, columnOf, snowflake, stored, timestamp } from "./field.ts";
 
 export const ACCOUNT = {
   id: snowflake("id", "id"),
-  /** `@name@host` (docs/accounts.md#names). */
+  /** `@name@host` (docs/accounts.md#names), a remote account's with its own server's host. */
   name: column(
-    (a: Pick<Account, "name">, v) => qualifiedName(a.name, v.localHost),
-    (t, v) => qualifiedNameSql(columnOf(t, "name"), v.localHost),
+    (a: Pick<Account, "name" | "host">, v) => qualifiedName(a.name, v.localHost, a.host),
+    (t, v) => qualifiedNameSql(columnOf(t, "name"), v.localHost, columnOf(t, "host")),
   ),
+  /** A remote account's server (docs/federation.md#remote-accounts); null for a local account. */
+  host: stored<"host", string | null>("host", "host"),
   nickname: stored<"nickname", string>("nickname", "nickname"),
   bio: stored<"bio", string>("bio", "bio"),
+  /** A remote account's images are not copied: their URLs point to their origin. */
   avatar: column(
-    (a: Pick<Account, "avatarFileId">, v) => fileUrl(v, a.avatarFileId),
-    (t, v) => fileUrlSql(v, columnOf(t, "avatar_file_id")),
+    (a: Pick<Account, "avatarFileId" | "avatarUrl">, v) => a.avatarUrl ?? fileUrl(v, a.avatarFileId),
+    (t, v) => Prisma.sql`COALESCE(${columnOf(t, "avatar_url")}, ${fileUrlSql(v, columnOf(t, "avatar_file_id"))})`,
   ),
   header: column(
-    (a: Pick<Account, "headerFileId">, v) => fileUrl(v, a.headerFileId),
-    (t, v) => fileUrlSql(v, columnOf(t, "header_file_id")),
+    (a: Pick<Account, "headerFileId" | "headerUrl">, v) => a.headerUrl ?? fileUrl(v, a.headerFileId),
+    (t, v) => Prisma.sql`COALESCE(${columnOf(t, "header_url")}, ${fileUrlSql(v, columnOf(t, "header_file_id"))})`,
   ),
   followersCount: stored<"followersCount", number>("followersCount", "followers_count"),
   followingCount: stored<"followingCount", number>("followingCount", "following_count"),

@@ -25,6 +25,7 @@ it("lists the fields that compile", () => {
     "Account.followedCount",
     "Account.followingCount",
     "Account.header",
+    "Account.host",
     "Account.id",
     "Account.locked",
     "Account.name",

@@ -56,6 +56,20 @@ export async function deleteAccountNow(services: Services, nameOrId: string): Pr
 }
 
 /**
+ * A remote account whose server says it is deleted (its `Delete`, docs/federation.md#remote-accounts):
+ * removed here as a local deletion removes it. Deleting it again does nothing.
+ */
+export async function deleteRemoteAccount(services: Services, accountId: bigint): Promise<void> {
+  try {
+    await markDeleted(services, accountId);
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "ACCOUNT_NOT_FOUND") return;
+    throw err;
+  }
+  await runDeletions(services, { accountId, maxBatches: INLINE_BATCHES });
+}
+
+/**
  * The one transaction that makes the account unusable. ACCOUNT_NOT_FOUND when another deletion
  * got there first.
  */

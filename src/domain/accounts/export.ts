@@ -14,7 +14,14 @@ const PAGE = 500;
 /** Lists carry their assignees: fewer a page. */
 const LIST_PAGE = 50;
 
-const SUMMARY = { id: true, name: true, nickname: true, avatarFileId: true } satisfies Prisma.AccountSelect;
+const SUMMARY = {
+  id: true,
+  name: true,
+  host: true,
+  nickname: true,
+  avatarFileId: true,
+  avatarUrl: true,
+} satisfies Prisma.AccountSelect;
 export type AccountSummary = Prisma.AccountGetPayload<{ select: typeof SUMMARY }>;
 
 export type ExportedNote = Prisma.NoteGetPayload<{ include: { attachments: true } }>;

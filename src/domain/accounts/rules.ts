@@ -98,13 +98,16 @@ export function keyOf(text: string): string {
   return text.toLowerCase();
 }
 
-export function qualifiedName(name: string, host: string): string {
-  return `@${name}@${host}`;
+/** `@name@host`: `host` is the account's own server's (a remote account's), else `localHost`. */
+export function qualifiedName(name: string, localHost: string, host?: string | null): string {
+  return `@${name}@${host ?? localHost}`;
 }
 
-/** qualifiedName in SQL, of the name `name` (SQL). */
-export function qualifiedNameSql(name: Prisma.Sql, host: string): Prisma.Sql {
-  return Prisma.sql`'@' || ${name} || '@' || ${host}`;
+/** qualifiedName in SQL, of the name `name` and the remote host `host` (SQL; NULL when local). */
+export function qualifiedNameSql(name: Prisma.Sql, localHost: string, host?: Prisma.Sql): Prisma.Sql {
+  return host
+    ? Prisma.sql`'@' || ${name} || '@' || COALESCE(${host}, ${localHost})`
+    : Prisma.sql`'@' || ${name} || '@' || ${localHost}`;
 }
 
 /**
@@ -119,6 +122,27 @@ export function localNameOf(text: string, host: string): string | undefined {
   const hosts = [host.toLowerCase(), host.toLowerCase().replace(/:\d+$/, "")];
   if (nameHost !== undefined && !hosts.includes(nameHost.toLowerCase())) return undefined;
   return NAME.test(name) ? name : undefined;
+}
+
+/**
+ * The name and host of another server's account that `text` names (`@name@host`, the leading `@`
+ * optional; docs/federation.md#remote-accounts), the host lower-cased. Undefined for a local name
+ * or no name: a remote name's own syntax is its server's, so only what cannot be in a name or a
+ * host (white space, `/`, `?`, `#`, `\`, another `@`) is refused here.
+ */
+export function remoteNameOf(text: string, host: string): { name: string; host: string } | undefined {
+  if (codePoints(text) > LIMITS.qualifiedNameMax) return undefined;
+  const match = /^@?([^@\s/?#\\]+)@([^@\s/?#\\]+)$/.exec(text);
+  if (!match || localNameOf(text, host) !== undefined) return undefined;
+  const remoteHost = match[2].toLowerCase();
+  const local = host.toLowerCase();
+  if (remoteHost === local || remoteHost === local.replace(/:\d+$/, "")) return undefined;
+  return { name: match[1], host: remoteHost };
+}
+
+/** The unique key of a remote account's name: `name@host`, which no local name's key can be. */
+export function remoteKeyOf(name: string, host: string): string {
+  return keyOf(`${name}@${host}`);
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   keyOf,
   LIMITS,
   qualifiedName,
+  remoteNameOf,
 } from "./rules.ts";
 
 const EMAIL_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -107,6 +108,8 @@ async function insertAccount(
 export async function resendVerification(ctx: Context, nameOrId: string, captchaToken: string): Promise<void> {
   await checkCaptcha(ctx, captchaToken, ctx.caller.ip);
   const account = await findAccount(ctx, nameOrId);
+  // A remote account has no e-mail here (migration 20261127171000_remote_accounts).
+  if (account.host !== null) throw new DomainError("ACCOUNT_NOT_FOUND");
   if (account.verified) throw new DomainError("ACCOUNT_ALREADY_VERIFIED");
   if (account.frozen) throw new DomainError("YOU_ARE_FROZEN");
   const token = newEmailToken();
@@ -166,8 +169,9 @@ const NO_ACCOUNT = -1n;
  */
 async function findAccountQuietly(services: Services, segment: string): Promise<Account | undefined> {
   const { id, nameKey } = accountSelector(segment, services.config.localHost);
+  // Local accounts only: a remote account has no e-mail or passphrase here.
   const found = await services.db.account.findMany({
-    where: { OR: [{ id: id ?? NO_ACCOUNT }, { nameKey: nameKey ?? "" }] },
+    where: { OR: [{ id: id ?? NO_ACCOUNT }, { nameKey: nameKey ?? "" }], host: null },
     take: 2,
   });
   // A deleted account's id names that account, and so nothing; it is never read as a name.
@@ -249,6 +253,9 @@ export const PUBLIC_ACCOUNT_SELECT = {
   followersCount: true,
   followingCount: true,
   notesCount: true,
+  host: true,
+  avatarUrl: true,
+  headerUrl: true,
 } satisfies Prisma.AccountSelect;
 
 export type PublicAccount = Prisma.AccountGetPayload<{ select: typeof PUBLIC_ACCOUNT_SELECT }>;
@@ -267,22 +274,36 @@ export function publicColumnsOf(a: PublicAccount): PublicAccount {
     followersCount: a.followersCount,
     followingCount: a.followingCount,
     notesCount: a.notesCount,
+    host: a.host,
+    avatarUrl: a.avatarUrl,
+    headerUrl: a.headerUrl,
   };
 }
 
 /**
  * The account a path segment names, read by `find`: the id of an account, existing or deleted,
- * else a plain or qualified name (docs/http.md#account-paths).
+ * else a plain or qualified name (docs/http.md#account-paths), else another server's account
+ * `@name@host` (docs/federation.md#remote-accounts), stored here on first use and given to `from`
+ * as read from the primary (a replica may not have it yet).
  */
-async function lookUp<A>(
+async function lookUp<A extends { id: bigint; host: string | null }>(
   services: Services,
   segment: string,
   find: (where: Prisma.AccountWhereUniqueInput) => Promise<A | null>,
+  from: (account: Account) => A,
 ): Promise<A> {
+  const remote = remoteNameOf(segment, services.config.localHost);
+  if (remote) {
+    if (!services.federation) throw new DomainError("ACCOUNT_NOT_FOUND");
+    return from(await services.federation.remoteAccount(remote.name, remote.host));
+  }
   const { id, nameKey } = accountSelector(segment, services.config.localHost);
   // A deleted account's tombstone keeps its name reserved, and is found by nothing.
   const byId = id === undefined ? null : await find({ id, deletedAt: null });
-  if (byId) return byId;
+  if (byId) {
+    if (byId.host !== null) services.federation?.used(byId);
+    return byId;
+  }
   // Nor is its id ever read as a name: an all-digit name of an older installation (registration
   // refuses them now, rules.ts) is reached by name only while it is no account's id.
   if (id !== undefined && (await services.db.account.count({ where: { id } })) > 0) {
@@ -295,12 +316,22 @@ async function lookUp<A>(
 
 /** An account by path segment, whole: for the rules that read it, never for display. */
 export function findAccount(services: Services, segment: string): Promise<Account> {
-  return lookUp(services, segment, (where) => services.db.account.findUnique({ where }));
+  return lookUp(
+    services,
+    segment,
+    (where) => services.db.account.findUnique({ where }),
+    (a) => a,
+  );
 }
 
 /** An account by path segment, its public columns only: for display. */
 export function findPublicAccount(services: Services, segment: string): Promise<PublicAccount> {
-  return lookUp(services, segment, (where) => services.db.account.findUnique({ where, select: PUBLIC_ACCOUNT_SELECT }));
+  return lookUp(
+    services,
+    segment,
+    (where) => services.db.account.findUnique({ where, select: PUBLIC_ACCOUNT_SELECT }),
+    publicColumnsOf,
+  );
 }
 
 /** The caller's own account, read afresh: authentication's copy leaves out its counters. */
@@ -343,8 +374,8 @@ export function etagOf(account: Pick<Account, "nickname" | "email">): string {
   return createHash("md5").update(`${account.nickname}:${account.email}`, "utf8").digest("hex");
 }
 
-export function qualifiedNameOf(services: Services, account: Pick<Account, "name">): string {
-  return qualifiedName(account.name, services.config.localHost);
+export function qualifiedNameOf(services: Services, account: { name: string; host?: string | null }): string {
+  return qualifiedName(account.name, services.config.localHost, account.host);
 }
 
 export interface UpdateAccountInput {

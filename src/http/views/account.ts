@@ -86,7 +86,7 @@ const PUBLIC_ACCOUNT = wireObject<PublicAccount, typeof PublicAccountShape>(Publ
 });
 
 export const ACCOUNT_SUMMARY = wireObject<
-  Pick<Account, "id" | "name" | "nickname" | "avatarFileId">,
+  Pick<Account, "id" | "name" | "host" | "nickname" | "avatarFileId" | "avatarUrl">,
   typeof AccountSummaryShape
 >(AccountSummaryShape, { id: ACCOUNT.id, name: ACCOUNT.name, nickname: ACCOUNT.nickname, avatar: ACCOUNT.avatar });
 
@@ -104,7 +104,7 @@ export function publicAccountView(ctx: Context, a: PublicAccount): z.infer<typeo
 
 export function accountSummaryView(
   ctx: Context,
-  a: Pick<Account, "id" | "name" | "nickname" | "avatarFileId">,
+  a: Pick<Account, "id" | "name" | "host" | "nickname" | "avatarFileId" | "avatarUrl">,
 ): z.infer<typeof AccountSummaryShape> {
   return ACCOUNT_SUMMARY.view(a, viewerOf(ctx));
 }

@@ -1,0 +1,31 @@
+// What Murmur does with the activities its inboxes take (docs/federation.md). Fedify has checked
+// each one's signature against its actor before a listener runs, and drops an activity id already
+// handled (its idempotence records are in federation_kv); the listeners only read what the activity
+// says and hand it to the domain.
+import type { InboxContext, InboxListenerSetters } from "@fedify/fedify";
+import { Delete, isActor, Update } from "@fedify/fedify/vocab";
+import { deleteRemoteAccount } from "../domain/accounts/deletion.ts";
+import type { FederationData } from "./data.ts";
+import { storeActor } from "./remote-accounts.ts";
+
+export function listenToInbox(listeners: InboxListenerSetters<FederationData>): void {
+  listeners
+    // An actor's new profile (docs/federation.md#remote-accounts), for an account stored here.
+    .on(Update, async (ctx, update) => {
+      if (!update.actorId || update.objectId?.href !== update.actorId.href) return;
+      if (!(await storedAccountOf(ctx, update.actorId))) return;
+      const actor = await update.getObject({ suppressError: true });
+      if (isActor(actor) && actor.id?.href === update.actorId.href) await storeActor(ctx, actor);
+    })
+    // An actor deleted on its server: everything of it here goes, as a local deletion does.
+    .on(Delete, async (ctx, deletion) => {
+      if (!deletion.actorId || deletion.objectId?.href !== deletion.actorId.href) return;
+      const account = await storedAccountOf(ctx, deletion.actorId);
+      if (account) await deleteRemoteAccount(ctx.data, account.id);
+    });
+}
+
+/** The remote account stored for the actor `uri`, deleted or not. */
+export function storedAccountOf(ctx: InboxContext<FederationData>, uri: URL) {
+  return ctx.data.db.account.findUnique({ where: { uri: uri.href } });
+}

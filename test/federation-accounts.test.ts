@@ -1,0 +1,180 @@
+// Remote accounts (docs/federation.md#remote-accounts): two Murmur servers on different hosts
+// (127.0.0.2 and 127.0.0.3); server A takes `@bob@<B>` wherever a name is taken, stores bob under an
+// id of its own and answers him as a local account, with B's host in his name. He cannot log in on
+// A; his profile is fetched again once a day old, and on his Update; his Delete removes him.
+import net, { type AddressInfo } from "node:net";
+import { Delete, Update } from "@fedify/fedify/vocab";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMurmurFederation } from "../src/federation/federation.ts";
+import { cast } from "./support/cast.ts";
+import type { TestAccount } from "./support/fixtures.ts";
+import { PASSPHRASE } from "./support/fixtures.ts";
+import { gql } from "./support/graphql.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+/** Federation's answers are documented in docs/federation.md, not openapi.json. */
+const FEDERATION_ANSWER = /^(GET \/(\.well-known\/|accounts\/)|POST \/(inbox|accounts\/))/;
+
+/** Delivery and the handling of what arrives are asynchronous: a bounded wait. */
+const WAIT = { timeout: 10_000, interval: 50 };
+
+let a: TestServer;
+let b: TestServer;
+let off: TestServer;
+let bUrl: string;
+let bHost: string;
+let alice: TestAccount;
+let bob: TestAccount;
+let carol: TestAccount;
+
+async function freePort(host: string): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, host, resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+async function listening(host: string): Promise<{ server: TestServer; url: string }> {
+  const port = await freePort(host);
+  const url = `http://${host}:${port}`;
+  const server = await startTestServer({ PUBLIC_URL: url, FEDERATION_ALLOW_PRIVATE: "true" });
+  await server.app.listen({ port, host });
+  return { server, url };
+}
+
+beforeAll(async () => {
+  ({ server: b, url: bUrl } = await listening("127.0.0.2"));
+  bHost = new URL(bUrl).host;
+  ({ bob, alice: carol } = await cast(b, { bob: "bob", alice: "carol" }));
+  const profile = await b.request("PATCH", `/accounts/${bob.name}`, {
+    token: bob.token,
+    body: { nickname: "Bob B.", bio: "Line one & <two>\nline three" },
+  });
+  expect(profile.status).toBe(200);
+  ({ server: a } = await listening("127.0.0.3"));
+  ({ alice } = await cast(a, { alice: "alice" }));
+  off = await startTestServer({ FEDERATION: "false", FEDERATION_ALLOW_PRIVATE: "true" });
+}, 30_000);
+
+afterAll(async () => {
+  for (const server of [a, b, off]) {
+    await server?.close().catch((err: Error) => {
+      const lines = err.message.split("\n").slice(1);
+      expect(lines.filter((line) => !FEDERATION_ANSWER.test(line))).toEqual([]);
+    });
+  }
+});
+
+/** B's federation, to send what B does not send by itself yet, signed by its actors' keys. */
+function bContext() {
+  return createMurmurFederation(b.services).createContext(new Request(bUrl), b.services);
+}
+
+describe("a remote account", () => {
+  it("is answered by name as a local account is, with its own host and a local id", async () => {
+    const answer = await a.request("GET", `/accounts/@${bob.name}@${bHost}`);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body).toMatchObject({
+      name: `@bob@${bHost}`,
+      nickname: "Bob B.",
+      bio: "Line one & <two>\nline three",
+      followed_count: 0,
+      following_count: 0,
+    });
+    const stored = await a.services.db.account.findUniqueOrThrow({ where: { id: BigInt(answer.body.id) } });
+    expect(stored).toMatchObject({
+      host: bHost,
+      uri: `${bUrl}/accounts/${bob.id}`,
+      inboxUrl: `${bUrl}/accounts/${bob.id}/inbox`,
+    });
+    expect(stored.sharedInboxUrl).toBe(`${bUrl}/inbox`);
+    // A's own snowflake, made when A stored him: not B's id for him.
+    expect(answer.body.id).not.toBe(bob.id);
+
+    const byId = await a.request("GET", `/accounts/${answer.body.id}`);
+    expect(byId.status).toBe(200);
+    expect(byId.body).toEqual(answer.body);
+    // The name again finds the stored account, in any case.
+    const again = await a.request("GET", `/accounts/@BOB@${bHost}`);
+    expect(again.body.id).toBe(answer.body.id);
+  });
+
+  it("has its host in GraphQL, null for a local account", async () => {
+    const data = await gql(
+      a,
+      `query ($remote: String!) {
+        remote: account(name: $remote) { ... on QueryAccountSuccess { data { name host } } }
+        local: account(name: "alice") { ... on QueryAccountSuccess { data { name host } } }
+      }`,
+      { remote: `@bob@${bHost}` },
+    );
+    expect(data.remote.data).toEqual({ name: `@bob@${bHost}`, host: bHost });
+    expect(data.local.data).toEqual({ name: `@alice@${new URL(a.services.config.publicUrl).host}`, host: null });
+  });
+
+  it("cannot log in, by its name, its qualified name or its id", async () => {
+    const { id } = (await a.request("GET", `/accounts/@bob@${bHost}`)).body;
+    for (const name of ["bob", `@bob@${bHost}`, id]) {
+      const answer = await a.request("POST", "/login", { body: { name, passphrase: PASSPHRASE, captcha_token: "ok" } });
+      expect(answer.body, name).toEqual({ error: "FAILED_TO_LOGIN" });
+    }
+    // Nor is anything mailed to it: it has no e-mail here.
+    const resend = await a.request("POST", `/accounts/${id}/resend_verify_email`, { body: { captcha_token: "ok" } });
+    expect(resend.body).toEqual({ error: "ACCOUNT_NOT_FOUND" });
+  });
+
+  it("that resolves to nothing is ACCOUNT_NOT_FOUND, and so is every remote name with FEDERATION off", async () => {
+    for (const name of [`@nobody@${bHost}`, "@bob@127.0.0.9:1", "@bob@a b"]) {
+      const answer = await a.request("GET", `/accounts/${encodeURIComponent(name)}`);
+      expect(answer.status, name).toBe(404);
+      expect(answer.body).toEqual({ error: "ACCOUNT_NOT_FOUND" });
+    }
+    const answer = await off.request("GET", `/accounts/@bob@${bHost}`);
+    expect(answer.status).toBe(404);
+    expect(answer.body).toEqual({ error: "ACCOUNT_NOT_FOUND" });
+  });
+
+  it("is fetched again on use once a day old, not before", async () => {
+    await a.request("GET", `/accounts/@carol@${bHost}`);
+    await b.request("PATCH", "/accounts/carol", { token: carol.token, body: { nickname: "Carol 2" } });
+    expect((await a.request("GET", `/accounts/@carol@${bHost}`)).body.nickname).toBe("carol");
+    await a.services.db.account.updateMany({
+      where: { host: bHost, name: "carol" },
+      data: { fetchedAt: new Date(Date.now() - 25 * 60 * 60 * 1000) },
+    });
+    expect((await a.request("GET", `/accounts/@carol@${bHost}`)).body.nickname).toBe("Carol 2");
+  });
+
+  it("takes its Update, and its Delete removes it", async () => {
+    const { id } = (await a.request("GET", `/accounts/@bob@${bHost}`)).body;
+    await b.request("PATCH", "/accounts/bob", { token: bob.token, body: { nickname: "Robert" } });
+    const ctx = bContext();
+    const actor = await ctx.getActor(bob.id);
+    const aliceOnA = {
+      id: new URL(`${a.services.config.publicUrl}/accounts/${alice.id}`),
+      inboxId: new URL(`${a.services.config.publicUrl}/accounts/${alice.id}/inbox`),
+    };
+    await ctx.sendActivity(
+      { identifier: bob.id },
+      aliceOnA,
+      new Update({ id: new URL(`${bUrl}/updates/1`), actor: ctx.getActorUri(bob.id), object: actor }),
+      { immediate: true },
+    );
+    // Activities received are handled off the inbox's answer, through the queue.
+    await expect.poll(async () => (await a.request("GET", `/accounts/${id}`)).body.nickname, WAIT).toBe("Robert");
+
+    await ctx.sendActivity(
+      { identifier: bob.id },
+      aliceOnA,
+      new Delete({ id: new URL(`${bUrl}/deletes/1`), actor: ctx.getActorUri(bob.id), object: ctx.getActorUri(bob.id) }),
+      { immediate: true },
+    );
+    await expect
+      .poll(async () => (await a.request("GET", `/accounts/${id}`)).body, WAIT)
+      .toEqual({ error: "ACCOUNT_NOT_FOUND" });
+    expect((await a.request("GET", `/accounts/@bob@${bHost}`)).body).toEqual({ error: "ACCOUNT_NOT_FOUND" });
+    const stored = await a.services.db.account.findUniqueOrThrow({ where: { id: BigInt(id) } });
+    expect(stored.deletedAt).not.toBeNull();
+  });
+});
