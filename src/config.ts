@@ -171,6 +171,15 @@ const env = z.object({
     .enum(["true", "false"])
     .optional()
     .transform((v) => v === "true"),
+  // docs/running.md#federation-worker: off, this process only enqueues (a `murmur worker` delivers).
+  FEDERATION_QUEUE: z
+    .enum(["on", "off"])
+    .optional()
+    .transform((v) => v !== "off"),
+  // docs/federation.md#delivery: the first retry's wait (doubling to an hour), and how long a
+  // server that keeps failing is skipped before it is tried again.
+  FEDERATION_RETRY_MS: integer(10, 3_600_000, 1_000),
+  FEDERATION_PAUSE_MS: integer(100, 86_400_000, 1_800_000),
   // Unset: leased from the database at start (src/db/worker-lease.ts).
   WORKER_ID: optionalString
     .transform((v) => (v === undefined ? undefined : Number(v)))
@@ -238,6 +247,12 @@ export interface Config {
   federation: boolean;
   /** Whether federation may fetch private, loopback and link-local addresses (tests, local setups). */
   federationAllowPrivate: boolean;
+  /** Whether this process works the federation queue (delivers); off, it only enqueues. */
+  federationQueue: boolean;
+  /** The first wait before a failed delivery is tried again; doubled each time, up to an hour. */
+  federationRetryMs: number;
+  /** How long a server that keeps failing is skipped before one delivery tries it again. */
+  federationPauseMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -307,6 +322,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
     federation: e.FEDERATION,
     federationAllowPrivate: e.FEDERATION_ALLOW_PRIVATE,
+    federationQueue: e.FEDERATION_QUEUE,
+    federationRetryMs: e.FEDERATION_RETRY_MS,
+    federationPauseMs: e.FEDERATION_PAUSE_MS,
   };
 }
 

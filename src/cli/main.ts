@@ -31,6 +31,7 @@ import { reindexSearch } from "./reindex.ts";
 import { inspectBackup, restoreDatabase } from "./restore.ts";
 import { seed } from "./seed.ts";
 import { migrateStorage } from "./storage-migrate.ts";
+import { runFederationWorker } from "./worker.ts";
 
 const ROLES = ["normal", "moderator", "admin"] as const;
 const ANNOUNCEMENT_TYPES = ["info", "warn"] as const;
@@ -450,6 +451,11 @@ program
       console.log(`seeded ${options.accounts} accounts and ${options.notes} notes (${result.notesPerSecond} notes/s)`);
     }),
   );
+
+program
+  .command("worker")
+  .description("deliver federation's queue and handle what other servers sent, until SIGTERM (docs/running.md)")
+  .action(() => withServices((services) => runFederationWorker(services)));
 
 program.parseAsync().catch((err) => {
   console.error(`error: ${describeError(err)}`);

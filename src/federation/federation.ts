@@ -18,6 +18,7 @@ import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
+import { deliveryOptions, GuardedQueue } from "./delivery.ts";
 import { safeDocumentLoader } from "./document-loader.ts";
 import { listenToInbox } from "./inbox.ts";
 import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
@@ -69,7 +70,8 @@ export function createMurmurFederation(
   };
   const federation = createFederation<FederationData>({
     kv,
-    queue: stores.queue ?? new InProcessMessageQueue(),
+    // Deliveries POST through the guarded fetch too (src/federation/delivery.ts).
+    queue: new GuardedQueue(stores.queue ?? new InProcessMessageQueue(), loading),
     // Started by whoever runs it (src/federation/mount.ts), with a signal that stops it at shutdown.
     manuallyStartQueue: true,
     // Ids are built on PUBLIC_URL whatever Host a request came with (a proxy in front).
@@ -78,6 +80,7 @@ export function createMurmurFederation(
     documentLoaderFactory: () => kvCache({ loader: safeDocumentLoader(loading), kv }),
     contextLoaderFactory: () => kvCache({ loader: safeDocumentLoader(loading), kv }),
     authenticatedDocumentLoaderFactory: (identity) => safeDocumentLoader({ ...loading, identity }),
+    ...deliveryOptions(config, services.log),
   });
 
   /**

@@ -1,29 +1,50 @@
-// Murmur's federation on its Fastify app, when FEDERATION is on (docs/federation.md#instance).
+// Murmur's federation on its Fastify app, when FEDERATION is on (docs/federation.md#instance), and
+// the queue worker a `murmur worker` process runs alone (docs/running.md#federation-worker).
+import type { Federation } from "@fedify/fedify";
 import type { FastifyInstance } from "fastify";
 import { JSON_BODY_LIMIT } from "../http/limits.ts";
 import type { AppServices } from "../services.ts";
 import { mountFedify } from "./fastify.ts";
-import { createMurmurFederation, PATHS } from "./federation.ts";
+import { createMurmurFederation, type FederationData, PATHS } from "./federation.ts";
 import { PostgresKvStore } from "./kv-store.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { remoteAccounts } from "./remote-accounts.ts";
 
-export async function mountFederation(app: FastifyInstance, services: AppServices): Promise<void> {
-  // In PostgreSQL, so that every instance of a fleet shares Fedify's caches, idempotence records
-  // and queue; each with a small pool of its own, opened on first use.
+export interface OpenFederation {
+  federation: Federation<FederationData>;
+  /** Stops working the queue (the handlers running finish first), then closes the store and queue. */
+  close(): Promise<void>;
+}
+
+/**
+ * Fedify's federation on PostgreSQL, so that every instance of a fleet shares Fedify's caches,
+ * idempotence records and queue (each with a small pool of its own, opened on first use). With
+ * `work`, this process delivers what is queued and handles what was received; without, it only
+ * enqueues, and some other process of the fleet works the queue.
+ */
+export function openFederation(services: AppServices, work: boolean): OpenFederation {
   const kv = new PostgresKvStore(services.databaseUrl);
   const queue = new PostgresMessageQueue({ databaseUrl: services.databaseUrl, log: services.log });
   const federation = createMurmurFederation(services, { kv, queue });
   // What the domain asks of federation (remote names, deliveries), through this federation.
   services.federation = remoteAccounts(federation, services);
   const stop = new AbortController();
-  const worked = federation.startQueue(services, { signal: stop.signal });
-  app.addHook("onClose", async () => {
-    stop.abort();
-    await worked;
-    await queue.close();
-    await kv.close();
-  });
+  // Fedify's automatic start gives listen no signal: started here, with one.
+  const worked = work ? federation.startQueue(services, { signal: stop.signal }) : Promise.resolve();
+  return {
+    federation,
+    async close() {
+      stop.abort();
+      await worked;
+      await queue.close();
+      await kv.close();
+    },
+  };
+}
+
+export async function mountFederation(app: FastifyInstance, services: AppServices): Promise<void> {
+  const { federation, close } = openFederation(services, services.config.federationQueue);
+  app.addHook("onClose", close);
   await mountFedify(app, federation, {
     origin: services.config.publicUrl,
     contextData: services,

@@ -1,0 +1,188 @@
+// Deliveries to other servers (docs/federation.md#delivery), as Fedify makes them: an activity sent
+// is enqueued once per recipient inbox in Murmur's PostgreSQL queue (src/federation/message-queue.ts),
+// and a worker of the fleet POSTs it signed. What is Murmur's here is configuration and one gap:
+// - how long a failing delivery is retried (Fedify's default gives up after 10 attempts, under an
+//   hour in all), and that 404 and 410 stop it at once (Fedify's permanent failures);
+// - how a server that keeps failing is paused: Fedify's circuit breaker, whose state is in the
+//   key-value store (src/federation/kv-store.ts), so every process of a fleet counts the same
+//   failures and skips the same servers;
+// - the POST itself: Fedify sends it with the global fetch and offers no option to replace it, so a
+//   delivery (a queued outbox or fanout message) runs in an async scope in which the global fetch is
+//   safeFetch (src/federation/safe-fetch.ts), with Murmur's User-Agent. Outside such a scope the
+//   global fetch is the one it was.
+import { AsyncLocalStorage } from "node:async_hooks";
+import type {
+  CircuitBreakerOptions,
+  Context,
+  FederationOptions,
+  MessageQueue,
+  MessageQueueEnqueueOptions,
+  MessageQueueListenOptions,
+  RetryPolicy,
+} from "@fedify/fedify";
+import type { Activity, Recipient } from "@fedify/fedify/vocab";
+import { type GetUserAgentOptions, getUserAgent } from "@fedify/vocab-runtime";
+import { Temporal } from "@js-temporal/polyfill";
+import type { Logger } from "pino";
+import type { Config } from "../config.ts";
+import type { AppServices } from "../services.ts";
+import { FETCH_LIMITS, safeFetch, UnsafeFetchError } from "./safe-fetch.ts";
+
+/** A failed delivery is tried again until this long after its first attempt (docs/federation.md#delivery). */
+export const RETRY_FOR_MS = 48 * 3_600_000;
+
+/** The longest wait between two attempts: a server back after a day's outage hears within the hour. */
+const MAX_RETRY_MS = 3_600_000;
+
+/**
+ * The wait before attempt `attempts + 1` of a delivery first tried `elapsedTime` ago: `firstMs`
+ * doubled at each attempt up to an hour, plus up to half again at random (deliveries that failed
+ * together do not all come back at once); none once 48 h have passed since the first attempt.
+ * Fedify's exponential policy is not used: it stops after a count of attempts, and its delay
+ * overflows Temporal's range after about 50 of them.
+ */
+export function deliveryRetryPolicy(firstMs: number, forMs = RETRY_FOR_MS): RetryPolicy {
+  return ({ elapsedTime, attempts }) => {
+    if (elapsedTime.total("millisecond") >= forMs) return null;
+    const base = Math.min(MAX_RETRY_MS, firstMs * 2 ** Math.min(attempts, 32));
+    return Temporal.Duration.from({ milliseconds: Math.round(base * (1 + Math.random() / 2)) });
+  };
+}
+
+/** createFederation's options for delivery: retries, permanent failures, the pausing of failing servers. */
+export function deliveryOptions(
+  config: Pick<Config, "federationRetryMs" | "federationPauseMs">,
+  log: Logger,
+): Pick<
+  FederationOptions<AppServices>,
+  "outboxRetryPolicy" | "permanentFailureStatusCodes" | "circuitBreaker" | "firstKnock"
+> {
+  const circuitBreaker: CircuitBreakerOptions = {
+    // Fedify's own: five failures (no answer, or a 5xx) within ten minutes pause the server; a 4xx
+    // is an answer and resets the count.
+    failureThreshold: 5,
+    failureWindow: { minutes: 10 },
+    // Then one delivery tries it again after this long; the rest wait for its outcome.
+    recoveryDelay: { milliseconds: config.federationPauseMs },
+    // Held deliveries are kept a week (longer than the 48 h of retries: a paused server gets
+    // what was held for it when it answers again), then dropped.
+    heldActivityTtl: { days: 7 },
+    onStateChange: (host, from, to) => {
+      if (to === "open") log.warn({ host, from }, "federation: deliveries to this server paused, it keeps failing");
+      else if (to === "closed") log.info({ host, from }, "federation: this server answers again, deliveries resume");
+    },
+    onActivityDrop: (host, drop) =>
+      log.warn(
+        { host, inbox: drop.inbox.href, activity: drop.activityId, heldSince: drop.heldSince.toString() },
+        "federation: a delivery held for a paused server was dropped after a week",
+      ),
+  };
+  return {
+    outboxRetryPolicy: deliveryRetryPolicy(config.federationRetryMs),
+    permanentFailureStatusCodes: [404, 410],
+    circuitBreaker,
+    // As the signed GETs (src/federation/document-loader.ts): draft-cavage is what Mastodon,
+    // Misskey and GoToSocial check. A server answering 400 or above 401 is sent RFC 9421 next,
+    // and what it accepted is remembered for it (Fedify's double knock).
+    firstKnock: "draft-cavage-http-signatures-12",
+  };
+}
+
+/**
+ * Sends `activity` as local actor `identifier` to `recipients`, through the queue (never
+ * `immediate`: the queue is what makes delivery durable and guarded). The ordering key is the
+ * sender: Fedify keys each inbox's message by it and the inbox's origin, so one actor's activities
+ * reach one server in the order they were sent (a Follow before its Undo), while other actors'
+ * deliveries to that server are not held up behind them.
+ */
+export function deliver(
+  ctx: Context<AppServices>,
+  identifier: string,
+  recipients: Recipient | Recipient[],
+  activity: Activity,
+): Promise<void> {
+  return ctx.sendActivity({ identifier }, recipients, activity, { orderingKey: identifier, preferSharedInbox: true });
+}
+
+export interface DeliveryGuard {
+  /** FEDERATION_ALLOW_PRIVATE. */
+  allowPrivate: boolean;
+  userAgent: GetUserAgentOptions | string;
+}
+
+interface Delivering {
+  allowPrivate: boolean;
+  userAgent: string;
+  /** Redirects answered in this delivery so far: Fedify follows up to 20; Murmur's bound is 5. */
+  redirects: number;
+}
+
+const delivering = new AsyncLocalStorage<Delivering>();
+
+let unguarded: typeof fetch | undefined;
+
+/** Replaces the global fetch, once per process, by one that guards what runs in a delivery's scope. */
+function guardGlobalFetch(): void {
+  if (unguarded) return;
+  const original = globalThis.fetch;
+  unguarded = original;
+  globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+    const delivery = delivering.getStore();
+    return delivery ? deliveryFetch(delivery, new Request(input, init)) : original(input, init);
+  }) as typeof fetch;
+}
+
+/** One request of a delivery: safeFetch's bounds, Murmur's User-Agent, at most 5 redirects in all. */
+async function deliveryFetch(delivery: Delivering, request: Request): Promise<Response> {
+  // Not among the signed headers (draft-cavage and RFC 9421 alike): set after signing it is still valid.
+  request.headers.set("user-agent", delivery.userAgent);
+  const response = await safeFetch(request, { allowPrivate: delivery.allowPrivate, signal: request.signal });
+  if (response.status >= 300 && response.status < 400 && response.headers.has("location")) {
+    delivery.redirects++;
+    if (delivery.redirects > FETCH_LIMITS.maxRedirects) {
+      throw new UnsafeFetchError(`delivery to ${request.url}: more than ${FETCH_LIMITS.maxRedirects} redirects`);
+    }
+  }
+  return response;
+}
+
+/** Whether a queued message is one of Fedify's outgoing ones (it sends), rather than an incoming activity. */
+function isOutgoing(message: unknown): boolean {
+  const type = (message as { type?: unknown } | null)?.type;
+  return type === "outbox" || type === "fanout";
+}
+
+/**
+ * `queue` as Fedify is given it: the same messages, but each outgoing one handled in a delivery's
+ * scope. Incoming activities are not: what their handling fetches goes through Murmur's loaders
+ * already, and what else it calls (Meilisearch, S3) is no peer's.
+ */
+export class GuardedQueue implements MessageQueue {
+  readonly nativeRetrial?: boolean;
+  readonly enqueueMany?: MessageQueue["enqueueMany"];
+  readonly getDepth?: MessageQueue["getDepth"];
+  private readonly userAgent: string;
+
+  constructor(
+    private readonly queue: MessageQueue,
+    private readonly guard: DeliveryGuard,
+  ) {
+    guardGlobalFetch();
+    this.nativeRetrial = queue.nativeRetrial;
+    this.userAgent = typeof guard.userAgent === "string" ? guard.userAgent : getUserAgent(guard.userAgent);
+    if (queue.enqueueMany) this.enqueueMany = queue.enqueueMany.bind(queue);
+    if (queue.getDepth) this.getDepth = queue.getDepth.bind(queue);
+  }
+
+  enqueue(message: unknown, options?: MessageQueueEnqueueOptions): Promise<void> {
+    return this.queue.enqueue(message, options);
+  }
+
+  listen(handler: (message: unknown) => Promise<void> | void, options?: MessageQueueListenOptions): Promise<void> {
+    return this.queue.listen((message) => {
+      if (!isOutgoing(message)) return handler(message);
+      const scope = { allowPrivate: this.guard.allowPrivate, userAgent: this.userAgent, redirects: 0 };
+      return delivering.run(scope, () => handler(message));
+    }, options);
+  }
+}
