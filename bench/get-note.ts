@@ -18,7 +18,7 @@ import { findVisibleNote } from "../src/domain/notes/service.ts";
 import type { RouteContext } from "../src/rest/route.ts";
 import { noteRoutes } from "../src/rest/routes/notes.ts";
 import { closeServices } from "../src/services.ts";
-import { type Load, load } from "./load.ts";
+import { cpuMicros, type Load, load } from "./load.ts";
 import { benchServices, startBenchServer } from "./server.ts";
 import { SqlProbe, type Statement } from "./sql.ts";
 
@@ -64,17 +64,6 @@ const restGetNote = (noteId: string) => (ctx: Context) =>
 /** The run with the median req/s. */
 function median<T extends Load>(loads: T[]): T {
   return [...loads].sort((a, b) => a.reqPerSec - b.reqPerSec)[Math.floor(loads.length / 2)];
-}
-
-/** A process's CPU time so far (user and system), in µs, from /proc (Linux); NaN elsewhere. */
-function cpuMicros(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    // utime and stime, fields 14 and 15 of stat, in clock ticks of 10 ms.
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 /** A load run with the server's CPU time per request it answered (µs), the cost the machine's noise moves least. */

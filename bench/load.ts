@@ -1,4 +1,5 @@
 // One load run with autocannon: 32 connections for a few seconds, as req/s, p50 and p99.
+import fs from "node:fs";
 import autocannon from "autocannon";
 
 export interface Load {
@@ -46,4 +47,15 @@ export async function load(
     p99: result.latency.p99,
     errors: result.errors + result.non2xx,
   };
+}
+
+/** A process's CPU time so far (user and system), in µs, from /proc (Linux); NaN elsewhere. */
+export function cpuMicros(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    // utime and stime, fields 14 and 15 of stat, in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return Number.NaN;
+  }
 }

@@ -58,7 +58,7 @@ export async function runOnly(name: string): Promise<void> {
       for (const plan of figures.plans ?? []) console.log(`\nEXPLAIN (ANALYZE, BUFFERS):\n${plan}`);
     }
     if (names.includes("reactions")) {
-      const loads = await benchReactions(services, server.url, seeded.busyAuthorId);
+      const loads = await benchReactions(services, server.url, seeded.busyAuthorId, server.pid);
       console.log("Reactions to one note, 32 connections, each request another account (goal >= 1,000/s):");
       console.table(loads);
     }

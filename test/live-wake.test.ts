@@ -2,7 +2,10 @@
 // would serialize their commits behind one lock) and wake the hubs after their commit
 // (src/domain/live/wake.ts, migration 20261127140000); writers that do not say so still notify.
 import pg from "pg";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client.ts";
+import { wakeLiveHubs } from "../src/domain/live/wake.ts";
 import * as act from "./support/actions.ts";
 import { account } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -65,5 +68,27 @@ describe("waking the live hubs", () => {
         server.request("POST", `/notes/${note.id}/reaction`, { token: reader.token, body: { emoji: "👍" } }),
       ),
     ).toBeGreaterThan(0);
+  });
+
+  it("a burst of wakes sends at most one a spacing, and one after the last", async () => {
+    const db = createDb(server.databaseUrl, () => {});
+    try {
+      let elapsedMs = 0;
+      const wakes = await wakesOf(async () => {
+        const started = performance.now();
+        // A write's wake every 0.1 ms for 200 ms, as many writers committing at once would ask.
+        while (performance.now() - started < 200) {
+          wakeLiveHubs(db, pino({ level: "silent" }));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        elapsedMs = performance.now() - started;
+      });
+      // One a WAKE_SPACING_MS (10 ms) while it lasted, and the one after the last ask; without
+      // the spacing, one each NOTIFY's round trip (a few hundred).
+      expect(wakes).toBeGreaterThan(0);
+      expect(wakes).toBeLessThanOrEqual(Math.ceil(elapsedMs / 10) + 2);
+    } finally {
+      await db.$disconnect();
+    }
   });
 });

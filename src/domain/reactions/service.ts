@@ -5,15 +5,20 @@ import type { Reaction } from "../../generated/prisma/client.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { WAKES_LIVE_SQL, wakeLiveHubs } from "../live/wake.ts";
+import { type NoteLoader, noteViews } from "../notes/load.ts";
 import { findVisibleNote, type NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
 import { notifiableSql } from "../notifications/notify.ts";
 import { olderThan, parseBeforeId } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
-import { notesSelectedBy } from "../timelines/page.ts";
 import { checkReactionEmoji } from "./emoji.ts";
 
-export async function react(ctx: Context, noteId: string, emojiText: string): Promise<NoteView> {
+export async function react<T = NoteView>(
+  ctx: Context,
+  noteId: string,
+  emojiText: string,
+  load: NoteLoader<T> = noteViews,
+): Promise<T> {
   const caller = requireAccount(ctx);
   const emoji = await checkReactionEmoji(ctx, emojiText);
   const id = parseSnowflake(noteId);
@@ -67,7 +72,7 @@ export async function react(ctx: Context, noteId: string, emojiText: string): Pr
   if (!outcome.reacted) throw new DomainError("ALREADY_REACTED");
   // The note as it stands now, with the caller's reaction (its own, shown however many come
   // after), read in one statement as a timeline's notes are.
-  const [note] = await notesSelectedBy(ctx, Prisma.sql`SELECT n.* FROM notes n WHERE n.id = ${id}`);
+  const [note] = await load(ctx, Prisma.sql`SELECT n.* FROM notes n WHERE n.id = ${id}`);
   if (!note) throw new DomainError("NOTE_NOT_FOUND"); // deleted since
   return note;
 }

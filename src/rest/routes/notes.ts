@@ -134,8 +134,9 @@ export const noteRoutes = [
     success: { status: 200, description: "the note", schema: FullNoteShape },
     errors: ["ALREADY_REACTED", "EMOJI_NOT_FOUND", "YOU_ARE_BLOCKED", "NOTE_NOT_FOUND"],
     overrides: { YOU_ARE_BLOCKED: 403 },
-    run: (ctx, { params, body }) => reactions.react(ctx, params.note_id, body.emoji),
-    reply: (note, ctx) => ({ status: 200, body: fullNoteView(ctx, note) }),
+    // Written as JSON by PostgreSQL, as GET /notes/{id} is.
+    run: (ctx, { params, body }) => reactions.react(ctx, params.note_id, body.emoji, fullNotesJson),
+    reply: (note) => ({ status: 200, headers: { "content-type": "application/json; charset=utf-8" }, body: note }),
   }),
   route({
     method: "GET",
