@@ -56,7 +56,21 @@ export interface Federator {
   remoteAccount(name: string, host: string): Promise<Account>;
   /** A remote account read by id: fetched again off the request's path when older than a day. */
   used(account: Pick<Account, "id" | "host">): void;
+  /** A new id for an activity `actorId` (a local account) sends. */
+  activityId(actorId: bigint): string;
+  /** Delivers what a social act of a local account means to the remote account it concerns. */
+  send(act: SocialAct): Promise<void>;
 }
+
+/** An act of the social graph (src/domain/social/service.ts) that a remote server is told of. */
+export type SocialAct =
+  /** `Follow` (its id stored with the request), from a local follower. */
+  | { type: "follow"; followerId: bigint; followeeId: bigint; activityId: string }
+  /** `Undo(Follow)`, naming the Follow by its id while it was still a request. */
+  | { type: "unfollow"; followerId: bigint; followeeId: bigint; activityId: string | null }
+  /** A local account's answer to a remote account's Follow, named by its id when known. */
+  | { type: "accept" | "reject"; followerId: bigint; followeeId: bigint; activityId: string | null }
+  | { type: "block" | "unblock"; blockerId: bigint; blockedId: bigint };
 
 /** What the domain counts for GET /metrics: src/metrics.ts's Metrics counts it, with the rest. */
 export interface DomainMetrics {

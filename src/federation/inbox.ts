@@ -6,9 +6,11 @@ import type { InboxContext, InboxListenerSetters } from "@fedify/fedify";
 import { Delete, isActor, Update } from "@fedify/fedify/vocab";
 import { deleteRemoteAccount } from "../domain/accounts/deletion.ts";
 import type { FederationData } from "./data.ts";
+import { listenToFollows } from "./follows.ts";
 import { storeActor } from "./remote-accounts.ts";
 
 export function listenToInbox(listeners: InboxListenerSetters<FederationData>): void {
+  listenToFollows(listeners);
   listeners
     // An actor's new profile (docs/federation.md#remote-accounts), for an account stored here.
     .on(Update, async (ctx, update) => {

@@ -6,6 +6,7 @@ import { JSON_BODY_LIMIT } from "../http/limits.ts";
 import type { AppServices } from "../services.ts";
 import { mountFedify } from "./fastify.ts";
 import { createMurmurFederation, type FederationData, PATHS } from "./federation.ts";
+import { socialActs } from "./follows.ts";
 import { PostgresKvStore } from "./kv-store.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { remoteAccounts } from "./remote-accounts.ts";
@@ -27,7 +28,7 @@ export function openFederation(services: AppServices, work: boolean): OpenFedera
   const queue = new PostgresMessageQueue({ databaseUrl: services.databaseUrl, log: services.log });
   const federation = createMurmurFederation(services, { kv, queue });
   // What the domain asks of federation (remote names, deliveries), through this federation.
-  services.federation = remoteAccounts(federation, services);
+  services.federation = { ...remoteAccounts(federation, services), ...socialActs(federation, services) };
   const stop = new AbortController();
   // Fedify's automatic start gives listen no signal: started here, with one.
   const worked = work ? federation.startQueue(services, { signal: stop.signal }) : Promise.resolve();

@@ -23,7 +23,10 @@ export const REFRESH_AFTER_MS = 24 * 60 * 60 * 1000;
 const CONTROL = /[^\P{Cc}\t\n]|[\ufffe\uffff]/gu;
 
 /** The Federator the domain is given (src/domain/context.ts): remote accounts by name, and refreshes. */
-export function remoteAccounts(federation: Federation<FederationData>, services: AppServices): Federator {
+export function remoteAccounts(
+  federation: Federation<FederationData>,
+  services: AppServices,
+): Pick<Federator, "remoteAccount" | "used"> {
   // The primary, whatever a request reads from: what is stored here is read back at once.
   const { db } = services;
   const ctx = federation.createContext(new URL(services.config.publicUrl), services);
@@ -61,6 +64,21 @@ export function remoteAccounts(federation: Federation<FederationData>, services:
   };
 }
 
+/**
+ * The remote account of actor `uri`, for an activity it signed: as stored, fetched and stored when
+ * unknown or a day old (the stored row kept when the fetch fails). Null for a deleted account, an
+ * actor that cannot be had, or one of this server.
+ */
+export async function actorAccount(ctx: Context<FederationData>, uri: URL): Promise<Account | null> {
+  if (uri.origin === new URL(ctx.data.config.publicUrl).origin) return null;
+  const stored = await ctx.data.db.account.findUnique({ where: { uri: uri.href } });
+  if (stored?.deletedAt) return null;
+  if (stored && !stale(stored)) return stored;
+  const actor = await fetchActor(ctx, uri.href).catch(() => null);
+  if (!actor) return stored;
+  return storeActor(ctx, actor).catch(() => stored);
+}
+
 function stale(account: Account): boolean {
   return !account.fetchedAt || Date.now() - account.fetchedAt.getTime() > REFRESH_AFTER_MS;
 }
@@ -81,6 +99,8 @@ export async function storeActor(ctx: Context<FederationData>, actor: Actor): Pr
   const { db, ids } = ctx.data;
   const name = actor.preferredUsername?.toString() ?? "";
   if (!actor.id || !actor.inboxId || !/^[^@\s/?#\\]+$/.test(name)) throw new DomainError("ACCOUNT_NOT_FOUND");
+  // This server's own actors are its local accounts.
+  if (actor.id.origin === new URL(ctx.data.config.publicUrl).origin) throw new DomainError("ACCOUNT_NOT_FOUND");
   const host = actor.id.host;
   if (codePoints(name) + codePoints(host) + 2 > LIMITS.qualifiedNameMax) throw new DomainError("ACCOUNT_NOT_FOUND");
   const loaders = { documentLoader: await ctx.getDocumentLoader({ identifier: INSTANCE_ACTOR }), suppressError: true };

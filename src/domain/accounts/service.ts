@@ -301,7 +301,10 @@ async function lookUp<A extends { id: bigint; host: string | null }>(
   // A deleted account's tombstone keeps its name reserved, and is found by nothing.
   const byId = id === undefined ? null : await find({ id, deletedAt: null });
   if (byId) {
-    if (byId.host !== null) services.federation?.used(byId);
+    if (byId.host === null) return byId;
+    // Another server's account, as its name is, is no account here with federation off.
+    if (!services.federation) throw new DomainError("ACCOUNT_NOT_FOUND");
+    services.federation.used(byId);
     return byId;
   }
   // Nor is its id ever read as a name: an all-digit name of an older installation (registration

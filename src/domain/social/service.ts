@@ -2,7 +2,7 @@
 // blocks and mutes. Counters on accounts move in the same transaction as the rows they count.
 import { type Prisma, uniqueViolation } from "../../db/client.ts";
 import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
-import type { Context } from "../context.ts";
+import type { Context, Federator, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { notify } from "../notifications/notify.ts";
 import { parseBeforeId } from "../paging.ts";
@@ -47,20 +47,29 @@ async function target(ctx: Context, nameOrId: string): Promise<{ caller: CallerA
   return { caller, other };
 }
 
-/** Follows an account; a locked one gets a request instead (`pending`). */
+/**
+ * Follows an account; a locked one gets a request instead (`pending`). A remote account's server
+ * answers every follow (docs/federation.md#follows): always a request, its `Follow` sent once
+ * stored, a follow when its `Accept` comes (remoteAnswered).
+ */
 export async function follow(ctx: Context, nameOrId: string): Promise<{ pending: boolean }> {
   const { caller, other } = await target(ctx, nameOrId);
+  const remote = other.host !== null ? federatorOf(ctx) : undefined;
+  const activityId = remote?.activityId(caller.id) ?? null;
+  let result: { pending: boolean };
   try {
-    return await ctx.db.$transaction(async (tx) => {
+    result = await ctx.db.$transaction(async (tx) => {
       if (await isBlocking(tx, other.id, caller.id)) throw new DomainError("YOU_ARE_BLOCKED");
       const requested = await tx.followRequest.count({ where: { requesterId: caller.id, targetId: other.id } });
       if (requested) throw new DomainError("ALREADY_FOLLOWING");
-      if (other.locked) {
+      if (other.locked || remote) {
         if (await tx.follow.count({ where: { followerId: caller.id, followeeId: other.id } })) {
           throw new DomainError("ALREADY_FOLLOWING");
         }
-        await tx.followRequest.create({ data: { requesterId: caller.id, targetId: other.id } });
-        await notify(ctx, tx, { recipientId: other.id, actorId: caller.id, type: "followRequested" });
+        await tx.followRequest.create({
+          data: { requesterId: caller.id, targetId: other.id, activityUri: activityId },
+        });
+        if (!remote) await notify(ctx, tx, { recipientId: other.id, actorId: caller.id, type: "followRequested" });
         return { pending: true };
       }
       await addFollow(tx, caller.id, other.id);
@@ -72,16 +81,37 @@ export async function follow(ctx: Context, nameOrId: string): Promise<{ pending:
     if (uniqueViolation(err)) throw new DomainError("ALREADY_FOLLOWING");
     throw err;
   }
+  if (remote && activityId)
+    await remote.send({ type: "follow", followerId: caller.id, followeeId: other.id, activityId });
+  return result;
 }
 
-/** Unfollows, or withdraws a pending request. */
+/** Unfollows, or withdraws a pending request; a remote account's server is sent `Undo(Follow)`. */
 export async function unfollow(ctx: Context, nameOrId: string): Promise<void> {
   const { caller, other } = await target(ctx, nameOrId);
-  await ctx.db.$transaction(async (tx) => {
+  const request = await ctx.db.$transaction(async (tx) => {
     const followed = await removeFollow(tx, caller.id, other.id);
+    const withdrawn = await tx.followRequest.findUnique({
+      where: { requesterId_targetId: { requesterId: caller.id, targetId: other.id } },
+    });
     const { count } = await tx.followRequest.deleteMany({ where: { requesterId: caller.id, targetId: other.id } });
     if (!followed && count === 0) throw new DomainError("YOU_ARE_NOT_FOLLOW_ACCOUNT");
+    return withdrawn;
   });
+  if (other.host !== null) {
+    await federatorOf(ctx).send({
+      type: "unfollow",
+      followerId: caller.id,
+      followeeId: other.id,
+      activityId: request?.activityUri ?? null,
+    });
+  }
+}
+
+/** Federation, which an account of another server needs: found only when it is on (lookUp). */
+function federatorOf(ctx: Context): Federator {
+  if (!ctx.federation) throw new DomainError("ACCOUNT_NOT_FOUND");
+  return ctx.federation;
 }
 
 export const FOLLOW_REQUESTS_PAGE = 100;
@@ -160,49 +190,164 @@ async function isFollowing(ctx: Context, followerId: bigint, followeeId: bigint)
   return (await ctx.db.follow.count({ where: { followerId, followeeId } })) > 0;
 }
 
+/** Accepts or rejects a follow request; a remote requester's server is sent `Accept` or `Reject`. */
 export async function answerFollowRequest(ctx: Context, nameOrId: string, accept: boolean): Promise<void> {
   const caller = requireAccount(ctx);
   const requester = await findPublicAccount(ctx, nameOrId).catch(() => {
     throw new DomainError("FOLLOW_REQUEST_NOT_FOUND");
   });
+  let activityId: string | null = null;
   try {
     await ctx.db.$transaction(async (tx) => {
+      const request = await tx.followRequest.findUnique({
+        where: { requesterId_targetId: { requesterId: requester.id, targetId: caller.id } },
+      });
       const { count } = await tx.followRequest.deleteMany({
         where: { requesterId: requester.id, targetId: caller.id },
       });
       if (count === 0) throw new DomainError("FOLLOW_REQUEST_NOT_FOUND");
+      activityId = request?.activityUri ?? null;
       if (!accept) return;
       await addFollow(tx, requester.id, caller.id);
-      await notify(ctx, tx, { recipientId: requester.id, actorId: caller.id, type: "followAccepted" });
+      if (requester.host === null) {
+        await notify(ctx, tx, { recipientId: requester.id, actorId: caller.id, type: "followAccepted" });
+      }
     });
   } catch (err) {
     if (!uniqueViolation(err)) throw err;
     // Already following (a concurrent accept won): the rolled-back request still has to go.
     await ctx.db.followRequest.deleteMany({ where: { requesterId: requester.id, targetId: caller.id } });
   }
+  if (requester.host !== null) {
+    await federatorOf(ctx).send({
+      type: accept ? "accept" : "reject",
+      followerId: requester.id,
+      followeeId: caller.id,
+      activityId,
+    });
+  }
 }
 
 /** Blocks an account: follows end both ways, and pending requests with them. Idempotent. */
+/**
+ * Blocks an account: follows end both ways, and pending requests with them. Idempotent. A remote
+ * account's server is sent `Block`, and ends them on its side.
+ */
 export async function block(ctx: Context, nameOrId: string): Promise<void> {
   const { caller, other } = await target(ctx, nameOrId);
-  await ctx.db.$transaction(async (tx) => {
-    await tx.block.createMany({ data: [{ blockerId: caller.id, blockedId: other.id }], skipDuplicates: true });
-    await removeFollow(tx, caller.id, other.id);
-    await removeFollow(tx, other.id, caller.id);
-    await tx.followRequest.deleteMany({
-      where: {
-        OR: [
-          { requesterId: caller.id, targetId: other.id },
-          { requesterId: other.id, targetId: caller.id },
-        ],
-      },
-    });
+  await ctx.db.$transaction((tx) => blockIn(tx, caller.id, other.id));
+  if (other.host !== null) await federatorOf(ctx).send({ type: "block", blockerId: caller.id, blockedId: other.id });
+}
+
+async function blockIn(tx: Tx, blockerId: bigint, blockedId: bigint): Promise<void> {
+  await tx.block.createMany({ data: [{ blockerId, blockedId }], skipDuplicates: true });
+  await removeFollow(tx, blockerId, blockedId);
+  await removeFollow(tx, blockedId, blockerId);
+  await tx.followRequest.deleteMany({
+    where: {
+      OR: [
+        { requesterId: blockerId, targetId: blockedId },
+        { requesterId: blockedId, targetId: blockerId },
+      ],
+    },
   });
 }
 
 export async function unblock(ctx: Context, nameOrId: string): Promise<void> {
   const { caller, other } = await target(ctx, nameOrId);
   await ctx.db.block.deleteMany({ where: { blockerId: caller.id, blockedId: other.id } });
+  if (other.host !== null) await federatorOf(ctx).send({ type: "unblock", blockerId: caller.id, blockedId: other.id });
+}
+
+// What a remote account's server says of the social graph (docs/federation.md#follows), called by
+// src/federation/inbox.ts once the activity's signature names its actor. Each has the effect of
+// once however often it comes.
+
+/** What a remote account's `Follow` of a local account became, and so what it is answered. */
+export type RemoteFollowOutcome = "followed" | "requested" | "refused";
+
+/**
+ * A remote account follows a local one: a follow (Accept it), a request when the account is
+ * locked (answered later by answerFollowRequest), or nothing when the local account blocks it
+ * (Reject it). One already followed is followed again: its server is told so once more.
+ */
+export async function remoteFollow(
+  services: Services,
+  followerId: bigint,
+  followeeId: bigint,
+  activityUri: string | null,
+): Promise<RemoteFollowOutcome> {
+  try {
+    return await services.db.$transaction(async (tx) => {
+      const followee = await tx.account.findUnique({ where: { id: followeeId, deletedAt: null, host: null } });
+      if (!followee || (await isBlocking(tx, followeeId, followerId))) return "refused";
+      if (await tx.follow.count({ where: { followerId, followeeId } })) return "followed";
+      if (followee.locked) {
+        await tx.followRequest.upsert({
+          where: { requesterId_targetId: { requesterId: followerId, targetId: followeeId } },
+          create: { requesterId: followerId, targetId: followeeId, activityUri },
+          update: { activityUri },
+        });
+        await notify(services, tx, { recipientId: followeeId, actorId: followerId, type: "followRequested" });
+        return "requested";
+      }
+      await addFollow(tx, followerId, followeeId);
+      await notify(services, tx, { recipientId: followeeId, actorId: followerId, type: "followed" });
+      return "followed";
+    });
+  } catch (err) {
+    // The same Follow handled at once twice: the other made the follow or the request.
+    if (uniqueViolation(err)) return remoteFollow(services, followerId, followeeId, activityUri);
+    throw err;
+  }
+}
+
+/**
+ * A remote account's server answers a local account's follow: `Accept` makes the request a follow,
+ * `Reject` removes the request, or the follow it had accepted before. False when there was
+ * nothing to answer.
+ */
+export async function remoteAnswered(
+  services: Services,
+  followerId: bigint,
+  followeeId: bigint,
+  accepted: boolean,
+): Promise<boolean> {
+  try {
+    return await services.db.$transaction(async (tx) => {
+      const { count } = await tx.followRequest.deleteMany({ where: { requesterId: followerId, targetId: followeeId } });
+      if (!accepted) return (await removeFollow(tx, followerId, followeeId)) || count > 0;
+      if (count === 0) return false;
+      await addFollow(tx, followerId, followeeId);
+      await notify(services, tx, { recipientId: followerId, actorId: followeeId, type: "followAccepted" });
+      return true;
+    });
+  } catch (err) {
+    // Followed already (the same Accept at once twice).
+    if (uniqueViolation(err)) return false;
+    throw err;
+  }
+}
+
+/** A remote account's `Undo(Follow)`: its follow of a local account, or its request, ends. */
+export async function remoteUnfollow(services: Services, followerId: bigint, followeeId: bigint): Promise<void> {
+  await services.db.$transaction(async (tx) => {
+    await removeFollow(tx, followerId, followeeId);
+    await tx.followRequest.deleteMany({ where: { requesterId: followerId, targetId: followeeId } });
+  });
+}
+
+/** A remote account's `Block` of a local account (follows end both ways), or its `Undo(Block)`. */
+export async function remoteBlock(
+  services: Services,
+  blockerId: bigint,
+  blockedId: bigint,
+  blocking: boolean,
+): Promise<void> {
+  // Only a local account is another server's to block here.
+  if (!(await services.db.account.count({ where: { id: blockedId, host: null, deletedAt: null } }))) return;
+  if (blocking) await services.db.$transaction((tx) => blockIn(tx, blockerId, blockedId));
+  else await services.db.block.deleteMany({ where: { blockerId, blockedId } });
 }
 
 /**
