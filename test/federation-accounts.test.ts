@@ -3,12 +3,13 @@
 // id of its own and answers him as a local account, with B's host in his name. He cannot log in on
 // A; his profile is fetched again once a day old, and on his Update; his Delete removes him.
 import net, { type AddressInfo } from "node:net";
+import { signRequest } from "@fedify/fedify";
 import { Delete, Update } from "@fedify/fedify/vocab";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMurmurFederation } from "../src/federation/federation.ts";
 import { cast } from "./support/cast.ts";
 import type { TestAccount } from "./support/fixtures.ts";
-import { PASSPHRASE } from "./support/fixtures.ts";
+import { account, PASSPHRASE } from "./support/fixtures.ts";
 import { gql } from "./support/graphql.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -176,5 +177,61 @@ describe("a remote account", () => {
     expect((await a.request("GET", `/accounts/@bob@${bHost}`)).body).toEqual({ error: "ACCOUNT_NOT_FOUND" });
     const stored = await a.services.db.account.findUniqueOrThrow({ where: { id: BigInt(id) } });
     expect(stored.deletedAt).not.toBeNull();
+  });
+  it("deleted on its server: its Delete, unverifiable once its key is gone with it, is taken when the actor is seen gone", async () => {
+    const dora = await account(b, "dora");
+    const { id } = (await a.request("GET", `/accounts/@dora@${bHost}`)).body;
+    const deleted = await b.request("DELETE", "/accounts/dora", {
+      token: dora.token,
+      body: { passphrase: PASSPHRASE },
+    });
+    expect(deleted.status).toBe(204);
+    // B keeps a deleted account's keys for its Delete; its actor, and so its key, is 410 Gone.
+    const ctx = bContext();
+    const inbox = `${a.services.config.publicUrl}/inbox`;
+    await ctx.sendActivity(
+      { identifier: dora.id },
+      { id: new URL(`${a.services.config.publicUrl}/accounts/${alice.id}`), inboxId: new URL(inbox) },
+      new Delete({
+        id: new URL(`${bUrl}/deletes/2`),
+        actor: ctx.getActorUri(dora.id),
+        object: ctx.getActorUri(dora.id),
+      }),
+      { immediate: true },
+    );
+    expect((await a.request("GET", `/accounts/${id}`)).body).toEqual({ error: "ACCOUNT_NOT_FOUND" });
+  });
+  it("alive on its server: a Delete whose key cannot be fetched is refused (401) and changes nothing", async () => {
+    const { id } = (await a.request("GET", `/accounts/@carol@${bHost}`)).body;
+    const keys = (await crypto.subtle.generateKey(
+      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+      true,
+      ["sign", "verify"],
+    )) as CryptoKeyPair;
+    const carolUri = `${bUrl}/accounts/${carol.id}`;
+    const body = JSON.stringify({
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${bUrl}/deletes/forged`,
+      type: "Delete",
+      actor: carolUri,
+      object: carolUri,
+    });
+    const signed = await signRequest(
+      new Request(`${a.services.config.publicUrl}/inbox`, {
+        method: "POST",
+        headers: { "content-type": "application/activity+json" },
+        body,
+      }),
+      keys.privateKey,
+      new URL(`${bUrl}/no-such-key#main-key`),
+      { spec: "draft-cavage-http-signatures-12" },
+    );
+    const headers: Record<string, string> = {};
+    signed.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    const answer = await a.request("POST", "/inbox", { headers, payload: body });
+    expect(answer.status).toBe(401);
+    expect((await a.request("GET", `/accounts/${id}`)).status).toBe(200);
   });
 });

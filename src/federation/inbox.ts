@@ -2,12 +2,13 @@
 // each one's signature against its actor before a listener runs, and drops an activity id already
 // handled (its idempotence records are in federation_kv); the listeners only read what the activity
 // says and hand it to the domain.
-import type { InboxContext, InboxListenerSetters } from "@fedify/fedify";
+import type { Context, InboxListenerSetters } from "@fedify/fedify";
 import { Delete, isActor, Update } from "@fedify/fedify/vocab";
 import { deleteRemoteAccount } from "../domain/accounts/deletion.ts";
 import type { FederationData } from "./data.ts";
 import { listenToFollows } from "./follows.ts";
 import { storeActor } from "./remote-accounts.ts";
+import { safeFetch } from "./safe-fetch.ts";
 
 export function listenToInbox(listeners: InboxListenerSetters<FederationData>): void {
   listenToFollows(listeners);
@@ -24,10 +25,30 @@ export function listenToInbox(listeners: InboxListenerSetters<FederationData>): 
       if (!deletion.actorId || deletion.objectId?.href !== deletion.actorId.href) return;
       const account = await storedAccountOf(ctx, deletion.actorId);
       if (account) await deleteRemoteAccount(ctx.data, account.id);
+    })
+    // A deleted actor's key goes with its actor (404 or 410), so its own Delete cannot be verified
+    // unless the key was kept from before. Such a Delete is taken once this server has seen the actor
+    // gone for itself: the activity alone proves nothing, anyone may send it.
+    .onUnverifiedActivity(async (ctx, activity, reason) => {
+      if (reason.type !== "keyFetchError" || !(activity instanceof Delete) || !activity.actorId) return;
+      if (activity.objectId?.href !== activity.actorId.href) return;
+      const account = await storedAccountOf(ctx, activity.actorId);
+      if (!account || !(await gone(ctx, activity.actorId))) return;
+      await deleteRemoteAccount(ctx.data, account.id);
+      return new Response(null, { status: 202 });
     });
 }
 
+/** Whether actor `uri` answers 404 or 410 (a Tombstone) to this server's own request. */
+async function gone(ctx: Context<FederationData>, uri: URL): Promise<boolean> {
+  const response = await safeFetch(new Request(uri, { headers: { accept: "application/activity+json" } }), {
+    allowPrivate: ctx.data.config.federationAllowPrivate,
+  }).catch(() => undefined);
+  await response?.body?.cancel();
+  return response?.status === 404 || response?.status === 410;
+}
+
 /** The remote account stored for the actor `uri`, deleted or not. */
-export function storedAccountOf(ctx: InboxContext<FederationData>, uri: URL) {
+export function storedAccountOf(ctx: Context<FederationData>, uri: URL) {
   return ctx.data.db.account.findUnique({ where: { uri: uri.href } });
 }
