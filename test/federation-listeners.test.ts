@@ -51,6 +51,8 @@ beforeAll(async () => {
       listeners.set(type, listener);
       return setters;
     },
+    // What a Delete that could not be verified does is for a server: test/federation-accounts.test.ts.
+    onUnverifiedActivity: () => setters,
   };
   listenToInbox(setters as unknown as InboxListenerSetters<FederationData>);
 });
