@@ -3,12 +3,15 @@
 // here, what it sends back, and that one handled twice has the effect of once. MockFederation's own
 // receiveActivity hands listeners a context with no router and no sendActivity (both "Not
 // implemented" in 2.3.6), so activities are handed to the listeners as registered, with an inbox
-// context given those two.
+// context given those two. What a listener sends is written to the federation outbox
+// (src/federation/outbox.ts), which this server does not relay (FEDERATION_QUEUE=off): its rows
+// are read back as the activities they send.
 import type { InboxListener, InboxListenerSetters } from "@fedify/fedify";
 import { Accept, type Activity, Block, Delete, Follow, Person, Reject, Undo, Update } from "@fedify/fedify/vocab";
 import { createFederation, createInboxContext } from "@fedify/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { FederationData } from "../src/federation/data.ts";
+import { socialActivity } from "../src/federation/follows.ts";
 import { listenToInbox } from "../src/federation/inbox.ts";
 import type { Account } from "../src/generated/prisma/client.ts";
 import { cast } from "./support/cast.ts";
@@ -22,12 +25,11 @@ let server: TestServer;
 let alice: TestAccount;
 let lara: TestAccount;
 let mallory: Account;
-const sent: Activity[] = [];
 // biome-ignore lint/suspicious/noExplicitAny: listeners of every activity type, keyed by it
 const listeners = new Map<unknown, InboxListener<FederationData, any>>();
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ FEDERATION_QUEUE: "off" });
   ({ alice, bob: lara } = await cast(server, { alice: "alice", bob: "lara" }));
   await server.request("PATCH", "/accounts/lara", { token: lara.token, body: { locked: true } });
   const id = server.services.ids.next();
@@ -59,28 +61,42 @@ beforeAll(async () => {
 
 afterAll(() => server?.close());
 
-beforeEach(() => {
-  sent.length = 0;
+beforeEach(async () => {
+  await server.services.db.federationOutbox.deleteMany();
 });
 
-/** `activity` handed to its listener as Fedify would once its signature checked out. */
-async function receive(activity: Activity): Promise<void> {
-  const listener = listeners.get(activity.constructor);
-  expect(listener, activity.constructor.name).toBeDefined();
-  const ctx = createInboxContext<FederationData>({
+function inboxContext() {
+  return createInboxContext<FederationData>({
     url: new URL(PUBLIC_URL),
     data: server.services,
     federation: createFederation<FederationData>({ contextData: server.services, origin: PUBLIC_URL }),
     getActorUri: (identifier) => new URL(`${PUBLIC_URL}/accounts/${identifier}`),
-    sendActivity: async (_sender: unknown, _recipients: unknown, activity: Activity) => {
-      sent.push(activity);
+    sendActivity: async () => {
+      throw new Error("sent past the federation outbox");
     },
     // Nothing is fetched: what a listener reads is in the activity.
     getDocumentLoader: (async () => (url: string) => {
       throw new Error(`fetched ${url}`);
     }) as never,
   });
-  await listener?.(ctx, activity);
+}
+
+/** `activity` handed to its listener as Fedify would once its signature checked out. */
+async function receive(activity: Activity): Promise<void> {
+  const listener = listeners.get(activity.constructor);
+  expect(listener, activity.constructor.name).toBeDefined();
+  await listener?.(inboxContext(), activity);
+}
+
+/** What the listeners sent since the test began: the outbox's rows, as the activities they send. */
+async function sent(): Promise<Activity[]> {
+  const rows = await server.services.db.federationOutbox.findMany({ orderBy: { id: "asc" } });
+  const activities: Activity[] = [];
+  for (const row of rows) {
+    const sending = await socialActivity(inboxContext(), row);
+    if (sending) activities.push(sending.activity);
+  }
+  return activities;
 }
 
 const actor = (account: { id: string | bigint }) => new URL(`${PUBLIC_URL}/accounts/${account.id}`);
@@ -105,9 +121,10 @@ describe("Follow", () => {
     await receive(follow);
     expect(await follows(mallory.id, BigInt(alice.id))).toBe(1);
     expect(await counts(alice.id)).toMatchObject({ followersCount: 1 });
-    expect(sent.map((a) => a.constructor)).toEqual([Accept, Accept]);
-    expect((sent[0] as Accept).objectId?.href).toBe(follow.id?.href);
-    expect(sent[0].actorId?.href).toBe(actor(alice).href);
+    const answers = await sent();
+    expect(answers.map((a) => a.constructor)).toEqual([Accept, Accept]);
+    expect((answers[0] as Accept).objectId?.href).toBe(follow.id?.href);
+    expect(answers[0].actorId?.href).toBe(actor(alice).href);
   });
 
   it("of a locked account is a request holding the Follow's id, and nothing is sent", async () => {
@@ -116,7 +133,7 @@ describe("Follow", () => {
     await receive(follow);
     const requests = await server.services.db.followRequest.findMany({ where: { targetId: BigInt(lara.id) } });
     expect(requests).toMatchObject([{ requesterId: mallory.id, activityUri: follow.id?.href }]);
-    expect(sent).toEqual([]);
+    expect(await sent()).toEqual([]);
   });
 });
 
@@ -197,7 +214,7 @@ describe("Block", () => {
     await server.services.db.block.create({ data: { blockerId: BigInt(alice.id), blockedId: mallory.id } });
     await receive(new Follow({ id: remoteId(), actor: new URL(MALLORY), object: actor(alice) }));
     expect(await follows(mallory.id, BigInt(alice.id))).toBe(0);
-    expect(sent.map((a) => a.constructor)).toEqual([Reject]);
+    expect((await sent()).map((a) => a.constructor)).toEqual([Reject]);
   });
 });
 

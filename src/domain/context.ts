@@ -2,7 +2,7 @@
 import type { Logger } from "pino";
 import type { CaptchaVerifier } from "../captcha.ts";
 import type { Config } from "../config.ts";
-import type { Db } from "../db/client.ts";
+import type { Db, Prisma } from "../db/client.ts";
 import type { InstanceLease } from "../db/instance-lease.ts";
 import type { ReadRouting } from "../db/replicas.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
@@ -58,8 +58,12 @@ export interface Federator {
   used(account: Pick<Account, "id" | "host">): void;
   /** A new id for an activity `actorId` (a local account) sends. */
   activityId(actorId: bigint): string;
-  /** Delivers what a social act of a local account means to the remote account it concerns. */
-  send(act: SocialAct): Promise<void>;
+  /**
+   * Writes, in `tx`, what a social act of a local account means to the remote account it
+   * concerns: sent once `tx` commits, by whichever process relays it (src/federation/outbox.ts),
+   * never if it rolls back.
+   */
+  send(tx: Prisma.TransactionClient, act: SocialAct): Promise<void>;
 }
 
 /** An act of the social graph (src/domain/social/service.ts) that a remote server is told of. */

@@ -1,7 +1,9 @@
 // Follows and blocks across servers (docs/federation.md#follows), the ActivityPub side: what a
 // local account's act sends (Follow, Undo(Follow), Accept, Reject, Block, Undo(Block)) and what the
 // same activities from another server do here. The rules are the domain's
-// (src/domain/social/service.ts); this only reads and writes activities.
+// (src/domain/social/service.ts); this only reads and writes activities. What an act sends is
+// written to the federation outbox in the act's transaction (src/federation/outbox.ts), and built
+// into its activity when relayed (socialActivity).
 import type { Context, Federation, InboxContext, InboxListenerSetters } from "@fedify/fedify";
 import { Accept, type Activity, Block, Follow, type Recipient, Reject, Undo } from "@fedify/fedify/vocab";
 import { parseSnowflake } from "../db/snowflake.ts";
@@ -10,12 +12,12 @@ import { remoteAnswered, remoteBlock, remoteFollow, remoteUnfollow } from "../do
 import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
-import { deliver } from "./delivery.ts";
+import { type OutboxActivity, writeOutbox } from "./outbox.ts";
 import { actorAccount } from "./remote-accounts.ts";
 
 type RemoteActor = Pick<Account, "uri" | "inboxUrl" | "sharedInboxUrl">;
 
-/** What the domain's social acts send (src/domain/context.ts's Federator). */
+/** What the domain's social acts send (src/domain/context.ts's Federator): outbox rows. */
 export function socialActs(
   federation: Federation<FederationData>,
   services: AppServices,
@@ -23,16 +25,38 @@ export function socialActs(
   const ctx = federation.createContext(new URL(services.config.publicUrl), services);
   return {
     activityId: (actorId) => activityId(ctx, actorId),
-    async send(act) {
-      const [local, remoteId] = "blockerId" in act ? [act.blockerId, act.blockedId] : sides(act);
-      const remote = await services.db.account.findUnique({ where: { id: remoteId }, select: REMOTE_ACTOR });
-      if (!remote?.uri) return;
-      await sendAs(ctx, local, remote, activityOf(ctx, act, local, new URL(remote.uri)));
+    async send(tx, act) {
+      const [sender, recipient] = "blockerId" in act ? [act.blockerId, act.blockedId] : sides(act);
+      // A Follow's id is the one its request holds; the others' are made now, so that a row
+      // relayed twice would still be one activity to its receiver.
+      const [id, objectId] =
+        act.type === "follow"
+          ? [act.activityId, null]
+          : [activityId(ctx, sender), "activityId" in act ? act.activityId : null];
+      await writeOutbox(tx, { kind: act.type, sender, recipient, activityId: id, objectId });
     },
   };
 }
 
 const REMOTE_ACTOR = { uri: true, inboxUrl: true, sharedInboxUrl: true } as const;
+const KINDS: readonly string[] = [
+  "follow",
+  "unfollow",
+  "accept",
+  "reject",
+  "block",
+  "unblock",
+] satisfies SocialAct["type"][];
+
+/** A social act's outbox row as the activity it sends, to the remote account's inbox. */
+export const socialActivity: OutboxActivity = async (ctx, row) => {
+  if (!KINDS.includes(row.kind)) throw new Error(`federation outbox: no activity of kind ${row.kind}`);
+  const remote = await ctx.data.db.account.findUnique({ where: { id: row.recipient }, select: REMOTE_ACTOR });
+  // Gone, or no remote account: nobody to send to.
+  if (!remote?.uri || !remote.inboxUrl) return null;
+  const activity = activityOf(ctx, row.kind as SocialAct["type"], row, new URL(remote.uri));
+  return { recipients: recipientOf(remote), activity };
+};
 
 /** The local and the remote side of a follow act. */
 function sides(act: Extract<SocialAct, { followerId: bigint }>): [bigint, bigint] {
@@ -42,20 +66,25 @@ function sides(act: Extract<SocialAct, { followerId: bigint }>): [bigint, bigint
     : [act.followeeId, act.followerId];
 }
 
-function activityOf(ctx: Context<FederationData>, act: SocialAct, local: bigint, remote: URL): Activity {
-  const actor = ctx.getActorUri(local.toString());
-  const id = new URL(activityId(ctx, local));
+function activityOf(
+  ctx: Context<FederationData>,
+  kind: SocialAct["type"],
+  row: { sender: bigint; activityId: string; objectId: string | null },
+  remote: URL,
+): Activity {
+  const actor = ctx.getActorUri(row.sender.toString());
+  const id = new URL(row.activityId);
   const named = (uri: string | null) => (uri ? new URL(uri) : null);
-  switch (act.type) {
+  switch (kind) {
     case "follow":
-      return new Follow({ id: new URL(act.activityId), actor, object: remote });
+      return new Follow({ id, actor, object: remote });
     case "unfollow":
-      return new Undo({ id, actor, object: new Follow({ id: named(act.activityId), actor, object: remote }) });
+      return new Undo({ id, actor, object: new Follow({ id: named(row.objectId), actor, object: remote }) });
     case "accept":
     case "reject": {
       // The Follow answered, by the id its server gave it when known (Mastodon finds it by that).
-      const object = new Follow({ id: named(act.activityId), actor: remote, object: actor });
-      return act.type === "accept" ? new Accept({ id, actor, object }) : new Reject({ id, actor, object });
+      const object = new Follow({ id: named(row.objectId), actor: remote, object: actor });
+      return kind === "accept" ? new Accept({ id, actor, object }) : new Reject({ id, actor, object });
     }
     case "block":
       return new Block({ id, actor, object: remote });
@@ -71,11 +100,6 @@ function activityOf(ctx: Context<FederationData>, act: SocialAct, local: bigint,
  */
 function activityId(ctx: Context<FederationData>, actorId: bigint): string {
   return `${ctx.getActorUri(actorId.toString()).href}#activities/${ctx.data.ids.next()}`;
-}
-
-/** Sends `activity` as local account `local` to one remote account, through the queue (deliver). */
-async function sendAs(ctx: Context<FederationData>, local: bigint, remote: RemoteActor, activity: Activity) {
-  await deliver(ctx, local.toString(), recipientOf(remote), activity);
 }
 
 function recipientOf(remote: RemoteActor): Recipient {
@@ -108,13 +132,8 @@ export function listenToFollows(listeners: InboxListenerSetters<FederationData>)
       const followeeId = localAccountId(ctx, follow.objectId);
       if (!follow.id || !follow.actorId || followeeId === undefined) return;
       const follower = await actorAccount(ctx, follow.actorId);
-      if (!follower) return;
-      const outcome = await remoteFollow(ctx.data, follower.id, followeeId, follow.id.href);
-      if (outcome === "requested") return;
-      // Accepted (again, for a follow already known: its server asked once more), or refused.
-      const act = { followerId: follower.id, followeeId, activityId: follow.id.href } as const;
-      const type = outcome === "followed" ? "accept" : "reject";
-      await sendAs(ctx, followeeId, follower, activityOf(ctx, { type, ...act }, followeeId, follow.actorId));
+      // Its Accept or Reject is written with what it did (remoteFollow).
+      if (follower) await remoteFollow(ctx.data, follower.id, followeeId, follow.id.href);
     })
     .on(Accept, (ctx, accept) => answered(ctx, accept, true))
     .on(Reject, (ctx, reject) => answered(ctx, reject, false))

@@ -18,6 +18,11 @@
 //
 // Workers wake on NOTIFY (an enqueue; a keyed message done), at the earliest future run_at they
 // know of (delays, retries, leases), and every poll interval (a missed notification).
+//
+// An enqueue made inside enqueueIn(client, ...) runs on that client, in its transaction: the
+// outbox relay (src/federation/outbox.ts) deletes the row it relays in the transaction that
+// queues it.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import type {
@@ -32,6 +37,28 @@ import { Listener } from "../db/listener.ts";
 import { RepeatedFailure } from "../log.ts";
 
 const CHANNEL = "murmur_federation_queued";
+
+interface Joined {
+  client: pg.ClientBase;
+  /** False once enqueueIn returned: an enqueue still coming must not run outside the transaction. */
+  open: boolean;
+}
+
+const joined = new AsyncLocalStorage<Joined>();
+
+/**
+ * Runs `run` with every enqueue of this module's queues made on `client` (in the transaction it
+ * has open), rather than on the queue's own pool: what `run` queues commits or rolls back with
+ * whatever else that transaction does.
+ */
+export async function enqueueIn<T>(client: pg.ClientBase, run: () => Promise<T>): Promise<T> {
+  const scope: Joined = { client, open: true };
+  try {
+    return await joined.run(scope, run);
+  } finally {
+    scope.open = false;
+  }
+}
 
 export interface PostgresMessageQueueOptions {
   databaseUrl: string;
@@ -109,7 +136,10 @@ export class PostgresMessageQueue implements MessageQueue {
   async enqueueMany(messages: readonly unknown[], options?: MessageQueueEnqueueOptions): Promise<void> {
     if (messages.length === 0) return;
     const delayMs = Math.max(0, options?.delay ? options.delay.total("millisecond") : 0);
-    await this.pool.query(
+    const scope = joined.getStore();
+    if (scope && !scope.open)
+      throw new Error("federation queue: an enqueue came after the transaction it joined ended");
+    await (scope?.client ?? this.pool).query(
       `WITH queued AS (
          INSERT INTO federation_messages (queue, message, ordering_key, run_at)
          SELECT $1, m.message, $3, now() + make_interval(secs => $4)

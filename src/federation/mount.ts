@@ -6,22 +6,27 @@ import { JSON_BODY_LIMIT } from "../http/limits.ts";
 import type { AppServices } from "../services.ts";
 import { mountFedify } from "./fastify.ts";
 import { createMurmurFederation, type FederationData, PATHS } from "./federation.ts";
-import { socialActs } from "./follows.ts";
+import { socialActivity, socialActs } from "./follows.ts";
 import { PostgresKvStore } from "./kv-store.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
+import { OutboxRelay } from "./outbox.ts";
 import { remoteAccounts } from "./remote-accounts.ts";
 
 export interface OpenFederation {
   federation: Federation<FederationData>;
-  /** Stops working the queue (the handlers running finish first), then closes the store and queue. */
+  /**
+   * Stops relaying the outbox and working the queue (what runs finishes first), then closes the
+   * store and queue.
+   */
   close(): Promise<void>;
 }
 
 /**
  * Fedify's federation on PostgreSQL, so that every instance of a fleet shares Fedify's caches,
  * idempotence records and queue (each with a small pool of its own, opened on first use). With
- * `work`, this process delivers what is queued and handles what was received; without, it only
- * enqueues, and some other process of the fleet works the queue.
+ * `work`, this process relays the federation outbox into the queue (src/federation/outbox.ts),
+ * delivers what is queued and handles what was received; without, it only writes the outbox and
+ * enqueues, and some other process of the fleet does the rest.
  */
 export function openFederation(services: AppServices, work: boolean): OpenFederation {
   const kv = new PostgresKvStore(services.databaseUrl);
@@ -32,9 +37,12 @@ export function openFederation(services: AppServices, work: boolean): OpenFedera
   const stop = new AbortController();
   // Fedify's automatic start gives listen no signal: started here, with one.
   const worked = work ? federation.startQueue(services, { signal: stop.signal }) : Promise.resolve();
+  const relay = work ? new OutboxRelay(federation, services, socialActivity) : undefined;
+  relay?.start();
   return {
     federation,
     async close() {
+      await relay?.stop();
       stop.abort();
       await worked;
       await queue.close();

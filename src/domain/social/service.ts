@@ -49,8 +49,8 @@ async function target(ctx: Context, nameOrId: string): Promise<{ caller: CallerA
 
 /**
  * Follows an account; a locked one gets a request instead (`pending`). A remote account's server
- * answers every follow (docs/federation.md#follows): always a request, its `Follow` sent once
- * stored, a follow when its `Accept` comes (remoteAnswered).
+ * answers every follow (docs/federation.md#follows): always a request, its `Follow` written to the
+ * federation outbox with it, a follow when its `Accept` comes (remoteAnswered).
  */
 export async function follow(ctx: Context, nameOrId: string): Promise<{ pending: boolean }> {
   const { caller, other } = await target(ctx, nameOrId);
@@ -69,6 +69,9 @@ export async function follow(ctx: Context, nameOrId: string): Promise<{ pending:
         await tx.followRequest.create({
           data: { requesterId: caller.id, targetId: other.id, activityUri: activityId },
         });
+        if (remote && activityId) {
+          await remote.send(tx, { type: "follow", followerId: caller.id, followeeId: other.id, activityId });
+        }
         if (!remote) await notify(ctx, tx, { recipientId: other.id, actorId: caller.id, type: "followRequested" });
         return { pending: true };
       }
@@ -81,31 +84,27 @@ export async function follow(ctx: Context, nameOrId: string): Promise<{ pending:
     if (uniqueViolation(err)) throw new DomainError("ALREADY_FOLLOWING");
     throw err;
   }
-  if (remote && activityId)
-    await remote.send({ type: "follow", followerId: caller.id, followeeId: other.id, activityId });
   return result;
 }
 
 /** Unfollows, or withdraws a pending request; a remote account's server is sent `Undo(Follow)`. */
 export async function unfollow(ctx: Context, nameOrId: string): Promise<void> {
   const { caller, other } = await target(ctx, nameOrId);
-  const request = await ctx.db.$transaction(async (tx) => {
+  const remote = other.host !== null ? federatorOf(ctx) : undefined;
+  await ctx.db.$transaction(async (tx) => {
     const followed = await removeFollow(tx, caller.id, other.id);
     const withdrawn = await tx.followRequest.findUnique({
       where: { requesterId_targetId: { requesterId: caller.id, targetId: other.id } },
     });
     const { count } = await tx.followRequest.deleteMany({ where: { requesterId: caller.id, targetId: other.id } });
     if (!followed && count === 0) throw new DomainError("YOU_ARE_NOT_FOLLOW_ACCOUNT");
-    return withdrawn;
-  });
-  if (other.host !== null) {
-    await federatorOf(ctx).send({
+    await remote?.send(tx, {
       type: "unfollow",
       followerId: caller.id,
       followeeId: other.id,
-      activityId: request?.activityUri ?? null,
+      activityId: withdrawn?.activityUri ?? null,
     });
-  }
+  });
 }
 
 /** Federation, which an account of another server needs: found only when it is on (lookUp). */
@@ -196,6 +195,9 @@ export async function answerFollowRequest(ctx: Context, nameOrId: string, accept
   const requester = await findPublicAccount(ctx, nameOrId).catch(() => {
     throw new DomainError("FOLLOW_REQUEST_NOT_FOUND");
   });
+  const remote = requester.host !== null ? federatorOf(ctx) : undefined;
+  const answer = (activityId: string | null) =>
+    ({ type: accept ? "accept" : "reject", followerId: requester.id, followeeId: caller.id, activityId }) as const;
   let activityId: string | null = null;
   try {
     await ctx.db.$transaction(async (tx) => {
@@ -207,6 +209,7 @@ export async function answerFollowRequest(ctx: Context, nameOrId: string, accept
       });
       if (count === 0) throw new DomainError("FOLLOW_REQUEST_NOT_FOUND");
       activityId = request?.activityUri ?? null;
+      await remote?.send(tx, answer(activityId));
       if (!accept) return;
       await addFollow(tx, requester.id, caller.id);
       if (requester.host === null) {
@@ -215,28 +218,26 @@ export async function answerFollowRequest(ctx: Context, nameOrId: string, accept
     });
   } catch (err) {
     if (!uniqueViolation(err)) throw err;
-    // Already following (a concurrent accept won): the rolled-back request still has to go.
-    await ctx.db.followRequest.deleteMany({ where: { requesterId: requester.id, targetId: caller.id } });
-  }
-  if (requester.host !== null) {
-    await federatorOf(ctx).send({
-      type: accept ? "accept" : "reject",
-      followerId: requester.id,
-      followeeId: caller.id,
-      activityId,
+    // Already following (a concurrent accept won): the rolled-back request still has to go, and
+    // a remote requester's server still asked.
+    await ctx.db.$transaction(async (tx) => {
+      await tx.followRequest.deleteMany({ where: { requesterId: requester.id, targetId: caller.id } });
+      await remote?.send(tx, answer(activityId));
     });
   }
 }
 
-/** Blocks an account: follows end both ways, and pending requests with them. Idempotent. */
 /**
  * Blocks an account: follows end both ways, and pending requests with them. Idempotent. A remote
  * account's server is sent `Block`, and ends them on its side.
  */
 export async function block(ctx: Context, nameOrId: string): Promise<void> {
   const { caller, other } = await target(ctx, nameOrId);
-  await ctx.db.$transaction((tx) => blockIn(tx, caller.id, other.id));
-  if (other.host !== null) await federatorOf(ctx).send({ type: "block", blockerId: caller.id, blockedId: other.id });
+  const remote = other.host !== null ? federatorOf(ctx) : undefined;
+  await ctx.db.$transaction(async (tx) => {
+    await blockIn(tx, caller.id, other.id);
+    await remote?.send(tx, { type: "block", blockerId: caller.id, blockedId: other.id });
+  });
 }
 
 async function blockIn(tx: Tx, blockerId: bigint, blockedId: bigint): Promise<void> {
@@ -255,8 +256,11 @@ async function blockIn(tx: Tx, blockerId: bigint, blockedId: bigint): Promise<vo
 
 export async function unblock(ctx: Context, nameOrId: string): Promise<void> {
   const { caller, other } = await target(ctx, nameOrId);
-  await ctx.db.block.deleteMany({ where: { blockerId: caller.id, blockedId: other.id } });
-  if (other.host !== null) await federatorOf(ctx).send({ type: "unblock", blockerId: caller.id, blockedId: other.id });
+  const remote = other.host !== null ? federatorOf(ctx) : undefined;
+  await ctx.db.$transaction(async (tx) => {
+    await tx.block.deleteMany({ where: { blockerId: caller.id, blockedId: other.id } });
+    await remote?.send(tx, { type: "unblock", blockerId: caller.id, blockedId: other.id });
+  });
 }
 
 // What a remote account's server says of the social graph (docs/federation.md#follows), called by
@@ -267,9 +271,11 @@ export async function unblock(ctx: Context, nameOrId: string): Promise<void> {
 export type RemoteFollowOutcome = "followed" | "requested" | "refused";
 
 /**
- * A remote account follows a local one: a follow (Accept it), a request when the account is
- * locked (answered later by answerFollowRequest), or nothing when the local account blocks it
- * (Reject it). One already followed is followed again: its server is told so once more.
+ * A remote account follows a local one: a follow (its Accept written to the federation outbox in
+ * the same transaction), a request when the account is locked (answered later by
+ * answerFollowRequest), or nothing when the local account blocks it (its Reject written). One
+ * already followed is followed again: its server is told so once more. A Follow of no account
+ * here is refused with nothing sent: no local account could sign the Reject.
  */
 export async function remoteFollow(
   services: Services,
@@ -279,9 +285,18 @@ export async function remoteFollow(
 ): Promise<RemoteFollowOutcome> {
   try {
     return await services.db.$transaction(async (tx) => {
+      const answer = (type: "accept" | "reject") =>
+        services.federation?.send(tx, { type, followerId, followeeId, activityId: activityUri });
       const followee = await tx.account.findUnique({ where: { id: followeeId, deletedAt: null, host: null } });
-      if (!followee || (await isBlocking(tx, followeeId, followerId))) return "refused";
-      if (await tx.follow.count({ where: { followerId, followeeId } })) return "followed";
+      if (!followee) return "refused";
+      if (await isBlocking(tx, followeeId, followerId)) {
+        await answer("reject");
+        return "refused";
+      }
+      if (await tx.follow.count({ where: { followerId, followeeId } })) {
+        await answer("accept");
+        return "followed";
+      }
       if (followee.locked) {
         await tx.followRequest.upsert({
           where: { requesterId_targetId: { requesterId: followerId, targetId: followeeId } },
@@ -293,6 +308,7 @@ export async function remoteFollow(
       }
       await addFollow(tx, followerId, followeeId);
       await notify(services, tx, { recipientId: followeeId, actorId: followerId, type: "followed" });
+      await answer("accept");
       return "followed";
     });
   } catch (err) {
