@@ -11,12 +11,12 @@ import {
   MemoryKvStore,
   type MessageQueue,
 } from "@fedify/fedify";
-import { Application, Endpoints, Image, Person, type Recipient, Tombstone } from "@fedify/fedify/vocab";
+import { Application, Endpoints, Person, type Recipient, Tombstone } from "@fedify/fedify/vocab";
 import { parseSnowflake } from "../db/snowflake.ts";
 import { keyOf } from "../domain/accounts/rules.ts";
-import { fileUrl } from "../domain/drive/urls.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
+import { personOf } from "./actor.ts";
 import type { FederationData } from "./data.ts";
 import { deliveryOptions, GuardedQueue } from "./delivery.ts";
 import { safeDocumentLoader } from "./document-loader.ts";
@@ -102,19 +102,13 @@ export function createMurmurFederation(
       // Deleted: 410 Gone with a Tombstone, here and at WebFinger.
       if (account.deletedAt) return new Tombstone({ id, formerType: Person });
       const [rsa, ed25519] = await ctx.getActorKeyPairs(identifier);
-      return new Person({
+      return personOf(config, account, {
         id,
-        preferredUsername: account.name,
-        name: account.nickname,
-        summary: account.bio ? htmlOf(account.bio) : null,
-        manuallyApprovesFollowers: account.locked,
-        icon: account.avatarFileId ? new Image({ url: new URL(fileUrl(config, account.avatarFileId)) }) : null,
-        image: account.headerFileId ? new Image({ url: new URL(fileUrl(config, account.headerFileId)) }) : null,
         inbox: ctx.getInboxUri(identifier),
         outbox: ctx.getOutboxUri(identifier),
         followers: ctx.getFollowersUri(identifier),
         following: ctx.getFollowingUri(identifier),
-        endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+        sharedInbox: ctx.getInboxUri(),
         publicKey: rsa.cryptographicKey,
         assertionMethods: [ed25519.multikey],
       });
@@ -272,13 +266,4 @@ function parseCursor(cursor: string): { at: Date; id: bigint } | undefined {
   if (!match) return undefined;
   const id = parseSnowflake(match[2]);
   return id === undefined ? undefined : { at: new Date(Number(match[1])), id };
-}
-
-/** A bio (plain text) as the HTML ActivityPub's `summary` is: escaped, line breaks kept. */
-function htmlOf(text: string): string {
-  const escaped = text.replace(
-    /[&<>"']/g,
-    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string,
-  );
-  return `<p>${escaped.replace(/\r?\n/g, "<br>")}</p>`;
 }
