@@ -10,7 +10,7 @@ import { SnowflakeGenerator } from "./db/snowflake.ts";
 import { leaseWorkerId, type WorkerLease } from "./db/worker-lease.ts";
 import type { Services } from "./domain/context.ts";
 import { LiveHub } from "./domain/live/hub.ts";
-import { CallerCache } from "./domain/sessions/caller-cache.ts";
+import { CallerCache, readCaller } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { keysMade } from "./federation/keys.ts";
 import { createMailer } from "./mail/mailer.ts";
@@ -44,8 +44,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   // Writes made here are forgotten at once; the database announces them, and others', a moment later.
   const db = createDb(withSessionName(databaseUrl, instanceId), (id) => callers.forget(id));
   // A deleted account has no callers: its tokens are INVALID_TOKEN on every instance.
-  const readCaller = (id: bigint) => db.account.findUnique({ where: { id, deletedAt: null } });
-  const callers = new CallerCache(databaseUrl, readCaller, log);
+  const callers = new CallerCache(databaseUrl, (id) => readCaller(db, id), log);
   callers.listen();
   const redis = config.redisUrl ? (await import("./redis.ts")).createRedis(config.redisUrl, log) : undefined;
   const workerLease =

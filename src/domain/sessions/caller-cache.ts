@@ -4,6 +4,7 @@
 // *_account_changes), whether made here, by another instance or by the CLI, and each instance
 // LISTENs and forgets that account. While no connection listens, nothing is kept.
 import type { Logger } from "pino";
+import { type Db, Prisma, queryRows } from "../../db/client.ts";
 import { Listener } from "../../db/listener.ts";
 import type { Account } from "../../generated/prisma/client.ts";
 
@@ -13,6 +14,27 @@ import type { Account } from "../../generated/prisma/client.ts";
  * posting does not empty the cache. Whatever shows them reads the account afresh.
  */
 export type CallerAccount = Omit<Account, "followersCount" | "notesCount" | "updatedAt">;
+
+/** Every column of accounts under its Prisma name (each column is its field's name in snake case). */
+const ACCOUNT_COLUMNS = Prisma.raw(
+  Object.values(Prisma.AccountScalarFieldEnum)
+    .map((field) => `${field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)} AS "${field}"`)
+    .join(", "),
+);
+
+/**
+ * An account that is not deleted, as Prisma's findUnique gives it, read through node-postgres
+ * (queryRows): a caller the cache does not hold costs a request this read, and Prisma's runtime
+ * around it was ~5% of the server's CPU where every request is another caller (a crowd reacting
+ * to one note, bench/README.md "Idle machine"). test/caller-read.test.ts holds the two equal.
+ */
+export async function readCaller(db: Db, id: bigint): Promise<Account | null> {
+  const [row] = await queryRows<Account>(
+    db,
+    Prisma.sql`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ${id} AND deleted_at IS NULL`,
+  );
+  return row ?? null;
+}
 
 export const ACCOUNT_CHANGES_CHANNEL = "murmur_account_changes";
 const MAX_ENTRIES = 10_000;
