@@ -112,7 +112,10 @@ function handlerOf(services: AppServices, r: Route) {
         params: parse(r.params, request.params, "path"),
         query: parse(r.query, request.query, "query"),
         body,
-        headers: headersOf(request),
+        // Copied for the few routes that read them (ETags, the metrics' token, a stream's resume).
+        get headers() {
+          return headersOf(request);
+        },
       };
       if (r.readsFrom === "replica" && services.replicas) {
         ctx.db = await services.replicas.readsFor(caller.account?.id);
