@@ -2,12 +2,12 @@
 // (127.0.0.2 and 127.0.0.3); server A takes `@bob@<B>` wherever a name is taken, stores bob under an
 // id of its own and answers him as a local account, with B's host in his name. He cannot log in on
 // A; his profile is fetched again once a day old, and on his Update; his Delete removes him.
-import net, { type AddressInfo } from "node:net";
 import { signRequest } from "@fedify/fedify";
 import { Delete, Update } from "@fedify/fedify/vocab";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMurmurFederation } from "../src/federation/federation.ts";
 import { cast } from "./support/cast.ts";
+import { type ListeningServer, listening } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
 import { account, PASSPHRASE } from "./support/fixtures.ts";
 import { gql } from "./support/graphql.ts";
@@ -20,7 +20,7 @@ const FEDERATION_ANSWER = /^(GET \/(\.well-known\/|accounts\/)|POST \/(inbox|acc
 const WAIT = { timeout: 10_000, interval: 50 };
 
 let a: TestServer;
-let b: TestServer;
+let b: ListeningServer;
 let off: TestServer;
 let bUrl: string;
 let bHost: string;
@@ -28,24 +28,9 @@ let alice: TestAccount;
 let bob: TestAccount;
 let carol: TestAccount;
 
-async function freePort(host: string): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, host, resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-async function listening(host: string): Promise<{ server: TestServer; url: string }> {
-  const port = await freePort(host);
-  const url = `http://${host}:${port}`;
-  const server = await startTestServer({ PUBLIC_URL: url, FEDERATION_ALLOW_PRIVATE: "true" });
-  await server.app.listen({ port, host });
-  return { server, url };
-}
-
 beforeAll(async () => {
-  ({ server: b, url: bUrl } = await listening("127.0.0.2"));
+  b = await listening("127.0.0.2");
+  bUrl = b.url;
   bHost = new URL(bUrl).host;
   ({ bob, alice: carol } = await cast(b, { bob: "bob", alice: "carol" }));
   const profile = await b.request("PATCH", `/accounts/${bob.name}`, {
@@ -53,7 +38,7 @@ beforeAll(async () => {
     body: { nickname: "Bob B.", bio: "Line one & <two>\nline three" },
   });
   expect(profile.status).toBe(200);
-  ({ server: a } = await listening("127.0.0.3"));
+  a = await listening("127.0.0.3");
   ({ alice } = await cast(a, { alice: "alice" }));
   off = await startTestServer({ FEDERATION: "false", FEDERATION_ALLOW_PRIVATE: "true" });
 }, 30_000);

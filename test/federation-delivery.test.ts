@@ -8,7 +8,7 @@
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import http from "node:http";
-import net, { type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import { createExponentialBackoffPolicy, type Federation, type RetryPolicy, verifyRequest } from "@fedify/fedify";
 import { Update } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
@@ -21,6 +21,7 @@ import { createMurmurFederation, type FederationData } from "../src/federation/f
 import { PostgresKvStore } from "../src/federation/kv-store.ts";
 import { PostgresMessageQueue } from "../src/federation/message-queue.ts";
 import { cast } from "./support/cast.ts";
+import { freePort } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
 import { start } from "./support/process.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -101,15 +102,6 @@ class Inbox {
     this.posts.push({ activityId, userAgent: incoming.headers["user-agent"] ?? "", verified, spec, status });
     response.writeHead(status).end();
   }
-}
-
-/** A free port on `host`, for a server whose PUBLIC_URL must name it before it starts. */
-async function freePort(host: string): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, host, resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /** A server's outgoing side as a web process has it: activities enqueued on its database, never worked here. */

@@ -3,11 +3,11 @@
 // remote account is pending until its server's Accept; a locked account's server answers when its
 // owner does (Accept, Reject); Undo(Follow) and Block cross too. Each outcome is read through REST on
 // both sides, with a bounded wait: delivery and the handling of what arrives are asynchronous.
-import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cast } from "./support/cast.ts";
+import { listening } from "./support/federation.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
-import { startTestServer, type TestServer } from "./support/server.ts";
+import type { TestServer } from "./support/server.ts";
 
 /** Federation's answers are documented in docs/federation.md, not openapi.json. */
 const FEDERATION_ANSWER = /^(GET \/(\.well-known\/|accounts\/)|POST \/(inbox|accounts\/))/;
@@ -22,21 +22,6 @@ let erin: TestAccount;
 let bob: TestAccount;
 let carol: TestAccount;
 let dave: TestAccount;
-
-async function freePort(host: string): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, host, resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-async function listening(host: string): Promise<TestServer> {
-  const port = await freePort(host);
-  const server = await startTestServer({ PUBLIC_URL: `http://${host}:${port}`, FEDERATION_ALLOW_PRIVATE: "true" });
-  await server.app.listen({ port, host });
-  return server;
-}
 
 beforeAll(async () => {
   [a, b] = await Promise.all([listening("127.0.0.3"), listening("127.0.0.2")]);

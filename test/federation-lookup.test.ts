@@ -5,7 +5,7 @@
 // name; and a bad peer, played by a small HTTP server, that redirects forever, answers too much or
 // never answers, refused in bounded time.
 import http from "node:http";
-import net, { type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import type { Context } from "@fedify/fedify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DomainError } from "../src/domain/errors.ts";
@@ -13,15 +13,15 @@ import { createMurmurFederation, type FederationData } from "../src/federation/f
 import { resolveRemoteActor } from "../src/federation/lookup.ts";
 import { FETCH_LIMITS, safeFetch, UnsafeFetchError } from "../src/federation/safe-fetch.ts";
 import { cast } from "./support/cast.ts";
+import { freePort, type ListeningServer, listening } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
-import { startTestServer, type TestServer } from "./support/server.ts";
 
 const AP = "application/activity+json";
 /** Federation's answers are documented in docs/federation.md, not openapi.json. */
 const FEDERATION_ANSWER = /^GET \/(\.well-known\/|accounts\/)/;
 
-let a: TestServer;
-let b: TestServer;
+let a: ListeningServer;
+let b: ListeningServer;
 let bUrl: string;
 let bHost: string;
 let bob: TestAccount;
@@ -32,23 +32,6 @@ let strict: Context<FederationData>;
 let peer: http.Server;
 let peerHost: string;
 const peerGets: { url: string; signed: boolean }[] = [];
-
-/** A free port on `host`, for a server whose PUBLIC_URL must name it before it starts. */
-async function freePort(host: string): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, host, resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-async function listening(host: string): Promise<{ server: TestServer; url: string }> {
-  const port = await freePort(host);
-  const url = `http://${host}:${port}`;
-  const server = await startTestServer({ PUBLIC_URL: url, FEDERATION_ALLOW_PRIVATE: "true" });
-  await server.app.listen({ port, host });
-  return { server, url };
-}
 
 /** The bad peer: WebFinger for every name, whose actor is what the name says. */
 function badPeer(request: http.IncomingMessage, response: http.ServerResponse): void {
@@ -93,11 +76,12 @@ function badPeer(request: http.IncomingMessage, response: http.ServerResponse): 
 }
 
 beforeAll(async () => {
-  ({ server: b, url: bUrl } = await listening("127.0.0.2"));
+  b = await listening("127.0.0.2");
+  bUrl = b.url;
   bHost = new URL(bUrl).host;
   ({ bob } = await cast(b, { bob: "bob" }));
-  const { server, url: aUrl } = await listening("127.0.0.3");
-  a = server;
+  a = await listening("127.0.0.3");
+  const aUrl = a.url;
   ctx = createMurmurFederation(a.services).createContext(new URL(aUrl), a.services);
   const services = { ...a.services, config: { ...a.services.config, federationAllowPrivate: false } };
   strict = createMurmurFederation(services).createContext(new URL(aUrl), services);

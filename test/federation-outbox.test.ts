@@ -2,12 +2,12 @@
 // restarts or instance deaths). A follow committed by a process that stops before anything of it
 // reaches the queue is delivered by another process on the same database; with two relays on one
 // database, each row is queued once, and one sender's rows in the order they were written.
-import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { socialActivity } from "../src/federation/follows.ts";
 import { openFederation } from "../src/federation/mount.ts";
 import { OutboxRelay } from "../src/federation/outbox.ts";
 import { cast } from "./support/cast.ts";
+import { freePort, listening } from "./support/federation.ts";
 import { freshDatabase, startTestServer, type TestServer } from "./support/server.ts";
 
 /** Federation's answers are documented in docs/federation.md, not openapi.json. */
@@ -16,21 +16,9 @@ const WAIT = { timeout: 15_000, interval: 50 };
 
 const servers: TestServer[] = [];
 
-async function freePort(host: string): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, host, resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-/** A server listening at `host`:`port`, on `url`'s database (a fresh one by default). */
-async function listening(host: string, port: number, env: Record<string, string> = {}, url?: string) {
-  const server = await startTestServer(
-    { PUBLIC_URL: `http://${host}:${port}`, FEDERATION_ALLOW_PRIVATE: "true", ...env },
-    url,
-  );
-  await server.app.listen({ port, host });
+/** A server listening at `host`:`port`, on `url`'s database (a fresh one by default), closed at the end. */
+async function tracked(host: string, port: number, env: Record<string, string> = {}, url?: string) {
+  const server = await listening(host, { port, env, databaseUrl: url });
   servers.push(server);
   return server;
 }
@@ -51,7 +39,7 @@ describe("an act committed by a process that stops before relaying it", () => {
   let b: TestServer;
 
   beforeAll(async () => {
-    b = await listening("127.0.0.2", await freePort("127.0.0.2"));
+    b = await tracked("127.0.0.2", await freePort("127.0.0.2"));
   }, 30_000);
 
   it("is delivered by another process on the same database", async () => {
@@ -59,7 +47,7 @@ describe("an act committed by a process that stops before relaying it", () => {
     const port = await freePort("127.0.0.3");
     // A1 works no queue, so relays nothing; and nothing of A's database reaches the queue while it
     // runs (every enqueue fails, as if the process had died right after the commit).
-    const a1 = await listening("127.0.0.3", port, { FEDERATION_QUEUE: "off" }, url);
+    const a1 = await tracked("127.0.0.3", port, { FEDERATION_QUEUE: "off" }, url);
     await a1.services.db.$executeRawUnsafe(`
       CREATE FUNCTION refuse_enqueue() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'the process is gone'; END $$`);
@@ -77,7 +65,7 @@ describe("an act committed by a process that stops before relaying it", () => {
 
     // Another process on the same database (and address) relays it: B gets the Follow and
     // answers with an Accept, which A2 takes.
-    const a2 = await listening("127.0.0.3", port, {}, url);
+    const a2 = await tracked("127.0.0.3", port, {}, url);
     await a2.services.db.$executeRawUnsafe("DROP TRIGGER refuse_enqueue ON federation_messages");
     const followers = async () =>
       ((await b.request("GET", "/accounts/bob/followers", { token: bob.token })).body as { name: string }[]).map(

@@ -1,0 +1,38 @@
+// Murmur servers that federate with each other in one test file: each listens on an address of its
+// own (127.0.0.2, 127.0.0.3, ...), so that each is a host of its own, with FEDERATION_ALLOW_PRIVATE on
+// (docs/federation.md#instance) to let them reach one another there.
+import net, { type AddressInfo } from "node:net";
+import { startTestServer, type TestServer } from "./server.ts";
+
+/** A free port on `host`, for a server whose PUBLIC_URL must name it before it starts. */
+export async function freePort(host: string): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, host, resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+export interface ListeningOptions {
+  /** The port to listen on (a server started again at its address); a free one by default. */
+  port?: number;
+  /** More configuration, over PUBLIC_URL and FEDERATION_ALLOW_PRIVATE. */
+  env?: Record<string, string>;
+  /** A migrated database of the caller's (a server started again on its data); a fresh one by default. */
+  databaseUrl?: string;
+}
+
+/** A test server listening at `url`, its PUBLIC_URL. */
+export type ListeningServer = TestServer & { url: string };
+
+/** A test server listening at `http://<host>:<port>`. */
+export async function listening(host: string, options: ListeningOptions = {}): Promise<ListeningServer> {
+  const port = options.port ?? (await freePort(host));
+  const url = `http://${host}:${port}`;
+  const server = await startTestServer(
+    { PUBLIC_URL: url, FEDERATION_ALLOW_PRIVATE: "true", ...options.env },
+    options.databaseUrl,
+  );
+  await server.app.listen({ port, host });
+  return Object.assign(server, { url });
+}
