@@ -20,7 +20,7 @@ import { personOf } from "./actor.ts";
 import type { FederationData } from "./data.ts";
 import { deliveryOptions, GuardedQueue } from "./delivery.ts";
 import { safeDocumentLoader } from "./document-loader.ts";
-import { listenToInbox } from "./inbox.ts";
+import { ActivityKeyedQueue, listenToInbox } from "./inbox.ts";
 import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
 
 export type { FederationData } from "./data.ts";
@@ -70,8 +70,9 @@ export function createMurmurFederation(
   };
   const federation = createFederation<FederationData>({
     kv,
-    // Deliveries POST through the guarded fetch too (src/federation/delivery.ts).
-    queue: new GuardedQueue(stores.queue ?? new InProcessMessageQueue(), loading),
+    // Deliveries POST through the guarded fetch too (src/federation/delivery.ts); copies of one
+    // received activity are handled one at a time, so once (src/federation/inbox.ts).
+    queue: new GuardedQueue(new ActivityKeyedQueue(stores.queue ?? new InProcessMessageQueue()), loading),
     // Started by whoever runs it (src/federation/mount.ts), with a signal that stops it at shutdown.
     manuallyStartQueue: true,
     // Ids are built on PUBLIC_URL whatever Host a request came with (a proxy in front).

@@ -2,7 +2,13 @@
 // each one's signature against its actor before a listener runs, and drops an activity id already
 // handled (its idempotence records are in federation_kv); the listeners only read what the activity
 // says and hand it to the domain.
-import type { Context, InboxListenerSetters } from "@fedify/fedify";
+import type {
+  Context,
+  InboxListenerSetters,
+  MessageQueue,
+  MessageQueueEnqueueOptions,
+  MessageQueueListenOptions,
+} from "@fedify/fedify";
 import { Delete, isActor, Update } from "@fedify/fedify/vocab";
 import { deleteRemoteAccount } from "../domain/accounts/deletion.ts";
 import type { FederationData } from "./data.ts";
@@ -51,4 +57,42 @@ async function gone(ctx: Context<FederationData>, uri: URL): Promise<boolean> {
 /** The remote account stored for the actor `uri`, deleted or not. */
 export function storedAccountOf(ctx: Context<FederationData>, uri: URL) {
   return ctx.data.db.account.findUnique({ where: { uri: uri.href } });
+}
+
+/**
+ * `queue` with each received activity's message keyed by the activity's id (the queue's ordering
+ * key), so that copies of one activity (its server sending it again, or to the personal and the
+ * shared inbox) are handled one after the other. Fedify reads its idempotence record before a
+ * listener runs and writes it after: copies handled side by side all ran, and an Accept went out
+ * once per copy; one after the other, the later ones find the record and are dropped.
+ */
+export class ActivityKeyedQueue implements MessageQueue {
+  readonly nativeRetrial?: boolean;
+  readonly enqueueMany?: MessageQueue["enqueueMany"];
+  readonly getDepth?: MessageQueue["getDepth"];
+
+  constructor(private readonly queue: MessageQueue) {
+    this.nativeRetrial = queue.nativeRetrial;
+    // Fedify enqueues many only what it sends; a received activity comes one at a time (enqueue).
+    if (queue.enqueueMany) this.enqueueMany = queue.enqueueMany.bind(queue);
+    if (queue.getDepth) this.getDepth = queue.getDepth.bind(queue);
+  }
+
+  enqueue(message: unknown, options?: MessageQueueEnqueueOptions): Promise<void> {
+    const id = receivedActivityId(message);
+    if (id === undefined || options?.orderingKey) return this.queue.enqueue(message, options);
+    return this.queue.enqueue(message, { ...options, orderingKey: `received ${id}` });
+  }
+
+  listen(handler: (message: unknown) => Promise<void> | void, options?: MessageQueueListenOptions): Promise<void> {
+    return this.queue.listen(handler, options);
+  }
+}
+
+/** The id of the activity a queued message of a received activity holds (as it came, or compacted). */
+function receivedActivityId(message: unknown): string | undefined {
+  const { type, activity } = (message ?? {}) as { type?: unknown; activity?: Record<string, unknown> | null };
+  if (type !== "inbox" || typeof activity !== "object" || activity === null) return undefined;
+  const id = activity.id ?? activity["@id"];
+  return typeof id === "string" ? id : undefined;
 }
