@@ -1,4 +1,4 @@
-// Federation's rules end to end (docs/federation.md#built-so-far; CONTRACT 14) that no other file
+// Federation's rules end to end (docs/federation.md#built-so-far) that no other file
 // proves. Inboxes: a POST signed by another actor's key than its `actor` is refused, a key that
 // fails is fetched again once (rotations), an activity received twice is handled once, the body and
 // the signature's age are bounded. Remote names in GraphQL's social mutations and follow requests.

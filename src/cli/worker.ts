@@ -1,6 +1,7 @@
 // `murmur worker` (docs/running.md#federation-worker): a process that works the federation queue
-// alone, delivering what every server process of the fleet enqueued and handling what other
-// servers sent, so that web processes started with FEDERATION_QUEUE=off only enqueue.
+// alone, relaying the federation outbox into it (src/federation/outbox.ts), delivering what every
+// server process of the fleet enqueued and handling what other servers sent, so that web
+// processes started with FEDERATION_QUEUE=off only enqueue.
 import { once } from "node:events";
 import { openFederation } from "../federation/mount.ts";
 import type { AppServices } from "../services.ts";
