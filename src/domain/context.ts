@@ -64,6 +64,8 @@ export interface Federator {
    * never if it rolls back.
    */
   send(tx: Prisma.TransactionClient, act: SocialAct): Promise<void>;
+  /** The ActivityPub id of local note `noteId` (src/federation/notes.ts). */
+  noteUri(noteId: bigint): string;
 }
 
 /** An act of the social graph (src/domain/social/service.ts) that a remote server is told of. */

@@ -22,6 +22,7 @@ import { deliveryOptions, GuardedQueue } from "./delivery.ts";
 import { safeDocumentLoader } from "./document-loader.ts";
 import { ActivityKeyedQueue, listenToInbox } from "./inbox.ts";
 import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
+import { registerNotes } from "./notes.ts";
 
 export type { FederationData } from "./data.ts";
 
@@ -135,7 +136,9 @@ export function createMurmurFederation(
   }));
   listenToInbox(listeners);
 
-  // Notes are not federated yet: the outbox only counts them.
+  registerNotes(federation);
+
+  // The outbox collection only counts notes: their activities are sent, not listed (yet).
   federation
     .setOutboxDispatcher(PATHS.outbox, async (ctx, identifier) => {
       const account = await accountOf(ctx, identifier);

@@ -9,7 +9,8 @@ import { createMurmurFederation, type FederationData, PATHS } from "./federation
 import { socialActivity, socialActs } from "./follows.ts";
 import { PostgresKvStore } from "./kv-store.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
-import { OutboxRelay } from "./outbox.ts";
+import { isNoteKind, noteActivity, noteUris } from "./notes.ts";
+import { type OutboxActivity, OutboxRelay } from "./outbox.ts";
 import { remoteAccounts } from "./remote-accounts.ts";
 
 export interface OpenFederation {
@@ -33,11 +34,17 @@ export function openFederation(services: AppServices, work: boolean): OpenFedera
   const queue = new PostgresMessageQueue({ databaseUrl: services.databaseUrl, log: services.log });
   const federation = createMurmurFederation(services, { kv, queue });
   // What the domain asks of federation (remote names, deliveries), through this federation.
-  services.federation = { ...remoteAccounts(federation, services), ...socialActs(federation, services) };
+  services.federation = {
+    ...remoteAccounts(federation, services),
+    ...socialActs(federation, services),
+    ...noteUris(federation, services),
+  };
   const stop = new AbortController();
   // Fedify's automatic start gives listen no signal: started here, with one.
   const worked = work ? federation.startQueue(services, { signal: stop.signal }) : Promise.resolve();
-  const relay = work ? new OutboxRelay(federation, services, socialActivity) : undefined;
+  const activityOf: OutboxActivity = (ctx, row) =>
+    isNoteKind(row.kind) ? noteActivity(ctx, row) : socialActivity(ctx, row);
+  const relay = work ? new OutboxRelay(federation, services, activityOf) : undefined;
   relay?.start();
   return {
     federation,

@@ -12,6 +12,7 @@ import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
 import { isModerator, optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
+import { noteOutboxSql } from "./federation.ts";
 import { type NoteLoader, type NoteView, notesSelectedBy, noteViews } from "./load.ts";
 import { mentionedNameKeys } from "./mentions.ts";
 import { audienceSql, unfrozenSql, visibleTo, visibleToEveryone } from "./visibility.ts";
@@ -108,14 +109,20 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
     noteId: row.id,
   });
   const notices = links.notices ?? [];
+  // Written by the note's own statement: sent once it commits, never lost to a process dying after.
+  const federated = noteOutboxSql(
+    ctx,
+    { ...row, remoteSendToId: checked.sendTo?.host ? checked.sendTo.id : null },
+    "create",
+  );
   let written: Written;
   try {
     if (visibleToEveryone(row.visibility) || mentionedKeys.length === 0) {
-      written = await insertNote(ctx, ctx.db, row, checked.files, notices, mentionedKeys);
+      written = await insertNote(ctx, ctx.db, row, checked.files, notices, mentionedKeys, federated);
     } else {
       const mentioned = await ctx.db.account.findMany({ where: { nameKey: { in: mentionedKeys }, deletedAt: null } });
       written = await ctx.db.$transaction(async (tx) => {
-        const at = await insertNote(ctx, tx, row, checked.files, notices, []);
+        const at = await insertNote(ctx, tx, row, checked.files, notices, [], federated);
         for (const account of mentioned) {
           // Only those who may see the note hear of it.
           if (await tx.note.count({ where: { id: row.id, ...visibleTo(account) } })) {
@@ -169,6 +176,7 @@ async function insertNote(
   files: DriveFile[],
   notices: NotificationInput[],
   mentionedKeys: string[],
+  federated?: Prisma.Sql,
 ): Promise<Written> {
   // An id for each name, used by as many as name an account.
   const mentionIds = mentionedKeys.map(() => ctx.ids.next());
@@ -226,7 +234,7 @@ async function insertNote(
       RETURNING created_at
     )${attached}${notified}, indexed AS (
       INSERT INTO search_outbox (op, target_id) SELECT 'upsert', ${row.id} WHERE ${searchIndexedSql(ctx)}
-    )
+    )${federated ? Prisma.sql`, federated AS (${federated})` : Prisma.empty}
     SELECT note.created_at AS "createdAt", counted.followers_count AS "followersCount",
       counted.following_count AS "followingCount", counted.notes_count AS "notesCount",
       counted.updated_at AS "updatedAt"
@@ -344,5 +352,9 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
       WHERE a.id = g.author_id`;
     await tx.note.deleteMany({ where: { id: { in: gone } } });
     await recordSearchChange(ctx, tx, "remove", gone);
+    // Its plain renotes' Announces were never sent: only the note's own Delete.
+    const sendTo = note.sendToId === null ? null : await tx.account.findUnique({ where: { id: note.sendToId } });
+    const federated = noteOutboxSql(ctx, { ...note, remoteSendToId: sendTo?.host ? sendTo.id : null }, "delete");
+    if (federated) await tx.$executeRaw(federated);
   });
 }
