@@ -225,6 +225,12 @@ describe("local notes delivered", () => {
     });
   });
 
+  it("the database marks each follow whose follower is remote, and only those (the note's one probe)", async () => {
+    const follows = await a.services.db.follow.findMany({ include: { follower: { select: { host: true } } } });
+    expect(follows.filter((f) => f.remoteFollower).length).toBe(2);
+    for (const f of follows) expect(f.remoteFollower).toBe(f.follower.host !== null);
+  });
+
   it("the Note answers at its id for ActivityPub; REST clients get the REST note there", async () => {
     const note = await post(alice, { content: "dereference me" });
     const activityPub = await fetch(note.uri, { headers: { accept: AP } });

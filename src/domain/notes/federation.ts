@@ -23,8 +23,8 @@ export interface FederatedNote {
  * An INSERT into the outbox for `note`'s `kind`, written when a remote server may see it, or
  * undefined when none can: federation off, a renote (an Announce, not sent yet), a direct note to
  * a local account. A direct note to a remote account needs no lookup; any other note is sent when
- * the author has a remote follower (the follows of the author, by the followee index, each looked
- * up until one is remote).
+ * the author has a remote follower (one probe of follows_remote_followers_idx, migration
+ * 20261127200000_remote_followers).
  */
 export function noteOutboxSql(ctx: Context, note: FederatedNote, kind: "create" | "delete"): Prisma.Sql | undefined {
   if (!ctx.federation || note.renoteId !== null) return undefined;
@@ -40,8 +40,7 @@ export function noteOutboxSql(ctx: Context, note: FederatedNote, kind: "create" 
   const when =
     note.visibility === "direct"
       ? Prisma.empty
-      : Prisma.sql`WHERE EXISTS (SELECT 1 FROM follows f JOIN accounts r ON r.id = f.follower_id
-          WHERE f.followee_id = ${note.authorId} AND r.host IS NOT NULL)`;
+      : Prisma.sql`WHERE EXISTS (SELECT 1 FROM follows f WHERE f.followee_id = ${note.authorId} AND f.remote_follower)`;
   return Prisma.sql`INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id)
     SELECT ${row.kind}, ${note.authorId}::bigint, ${recipient}::bigint, ${row.activityId}, ${noteUri} ${from} ${when}`;
 }
