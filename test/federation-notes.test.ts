@@ -8,6 +8,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { verifyRequest } from "@fedify/fedify";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { remoteKeyOf } from "../src/domain/accounts/rules.ts";
 import { safeDocumentLoader } from "../src/federation/document-loader.ts";
@@ -223,6 +224,23 @@ describe("local notes delivered", () => {
       to: PUBLIC,
       object: { type: "Tombstone", id: note.uri },
     });
+  });
+
+  it("a note nobody remote may see notifies no relay (a NOTIFY would serialize every note's commit)", async () => {
+    const listener = new pg.Client({ connectionString: a.databaseUrl });
+    await listener.connect();
+    try {
+      const heard: string[] = [];
+      listener.on("notification", (n) => heard.push(n.channel));
+      await listener.query("LISTEN murmur_federation_outbox");
+      await post(bob, { content: "only local followers" });
+      await listener.query("SELECT 1");
+      expect(heard).toEqual([]);
+      await post(alice, { content: "remote followers" });
+      await expect.poll(() => heard.length, WAIT).toBeGreaterThan(0);
+    } finally {
+      await listener.end();
+    }
   });
 
   it("the database marks each follow whose follower is remote, and only those (the note's one probe)", async () => {
