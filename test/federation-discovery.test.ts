@@ -255,8 +255,9 @@ describe("REST clients", () => {
         });
         for (const method of Object.keys(methods)) {
           const upper = method.toUpperCase();
-          // By id, an ActivityPub client gets the actor and its collections (above).
-          const activityPub = account_name === alice.id ? [] : [AP];
+          // By id, an ActivityPub client gets the actor and its collections (above), and at a
+          // note's path the Note (test/federation-notes.test.ts).
+          const activityPub = account_name === alice.id || template === "/notes/{note_id}" ? [] : [AP];
           const accepts =
             upper === "GET" ? [undefined, "*/*", "application/json", ...activityPub] : ["application/json"];
           // Reads also as alice; writes only anonymously, so that neither server changes anything.
