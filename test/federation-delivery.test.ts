@@ -9,19 +9,18 @@ import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { createExponentialBackoffPolicy, type Federation, type RetryPolicy, verifyRequest } from "@fedify/fedify";
+import { createExponentialBackoffPolicy, type Federation, type RetryPolicy } from "@fedify/fedify";
 import { Update } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import pg from "pg";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { deliver, deliveryRetryPolicy, RETRY_FOR_MS } from "../src/federation/delivery.ts";
-import { safeDocumentLoader } from "../src/federation/document-loader.ts";
 import { createMurmurFederation, type FederationData } from "../src/federation/federation.ts";
 import { PostgresKvStore } from "../src/federation/kv-store.ts";
 import { PostgresMessageQueue } from "../src/federation/message-queue.ts";
 import { cast } from "./support/cast.ts";
-import { freePort } from "./support/federation.ts";
+import { freePort, receivedPost } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
 import { start } from "./support/process.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -80,19 +79,7 @@ class Inbox {
   }
 
   private async answer(incoming: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of incoming) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    const headers = new Headers();
-    for (let i = 0; i + 1 < incoming.rawHeaders.length; i += 2) {
-      headers.append(incoming.rawHeaders[i], incoming.rawHeaders[i + 1]);
-    }
-    const request = new Request(`${this.url}${incoming.url}`, { method: incoming.method, headers, body });
-    const loader = safeDocumentLoader({ allowPrivate: true, userAgent: "delivery-test" });
-    let verified = false;
-    try {
-      verified = (await verifyRequest(request, { documentLoader: loader, contextLoader: loader })) !== null;
-    } catch {}
+    const { body, verified } = await receivedPost(incoming, this.url);
     let activityId = "";
     try {
       activityId = JSON.parse(body.toString()).id ?? "";

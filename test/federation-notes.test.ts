@@ -7,13 +7,11 @@
 // answers at its id for ActivityPub, while REST clients get the REST note there as before.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { verifyRequest } from "@fedify/fedify";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { remoteKeyOf } from "../src/domain/accounts/rules.ts";
-import { safeDocumentLoader } from "../src/federation/document-loader.ts";
 import { cast } from "./support/cast.ts";
-import { type ListeningServer, listening } from "./support/federation.ts";
+import { type ListeningServer, listening, receivedPost } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
 
 /** Federation's answers are documented in docs/federation.md, not openapi.json. */
@@ -62,19 +60,7 @@ class Peer {
   }
 
   private async answer(incoming: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of incoming) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    const headers = new Headers();
-    for (let i = 0; i + 1 < incoming.rawHeaders.length; i += 2) {
-      headers.append(incoming.rawHeaders[i], incoming.rawHeaders[i + 1]);
-    }
-    const request = new Request(`${this.url}${incoming.url}`, { method: incoming.method, headers, body });
-    const loader = safeDocumentLoader({ allowPrivate: true, userAgent: "notes-test" });
-    let verified = false;
-    try {
-      verified = (await verifyRequest(request, { documentLoader: loader, contextLoader: loader })) !== null;
-    } catch {}
+    const { body, verified } = await receivedPost(incoming, this.url);
     let activity: unknown = null;
     try {
       activity = JSON.parse(body.toString());

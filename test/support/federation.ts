@@ -1,7 +1,10 @@
 // Murmur servers that federate with each other in one test file: each listens on an address of its
 // own (127.0.0.2, 127.0.0.3, ...), so that each is a host of its own, with FEDERATION_ALLOW_PRIVATE on
 // (docs/federation.md#instance) to let them reach one another there.
+import type http from "node:http";
 import net, { type AddressInfo } from "node:net";
+import { verifyRequest } from "@fedify/fedify";
+import { safeDocumentLoader } from "../../src/federation/document-loader.ts";
 import { startTestServer, type TestServer } from "./server.ts";
 
 /** A free port on `host`, for a server whose PUBLIC_URL must name it before it starts. */
@@ -35,4 +38,28 @@ export async function listening(host: string, options: ListeningOptions = {}): P
   );
   await server.app.listen({ port, host });
   return Object.assign(server, { url });
+}
+
+/**
+ * A POST to an inbox of a test's own peer at `url`: its body, and whether its HTTP signature
+ * verifies (the signer's key fetched from the server that sent it, as Fedify's verifyRequest does).
+ */
+export async function receivedPost(
+  incoming: http.IncomingMessage,
+  url: string,
+): Promise<{ body: Buffer; verified: boolean }> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of incoming) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  const headers = new Headers();
+  for (let i = 0; i + 1 < incoming.rawHeaders.length; i += 2) {
+    headers.append(incoming.rawHeaders[i], incoming.rawHeaders[i + 1]);
+  }
+  const request = new Request(`${url}${incoming.url}`, { method: incoming.method, headers, body });
+  const loader = safeDocumentLoader({ allowPrivate: true, userAgent: "test-peer" });
+  let verified = false;
+  try {
+    verified = (await verifyRequest(request, { documentLoader: loader, contextLoader: loader })) !== null;
+  } catch {}
+  return { body, verified };
 }
