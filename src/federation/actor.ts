@@ -8,6 +8,7 @@ import type { Config } from "../config.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import { ACCOUNT } from "../projection/account.ts";
 import type { Viewer } from "../projection/field.ts";
+import { htmlOf } from "./html.ts";
 
 /** What of an account row its Person shows. */
 export type PersonAccount = Pick<
@@ -72,13 +73,4 @@ export function personOf(
     publicKey: links.publicKey,
     assertionMethods: links.assertionMethods,
   });
-}
-
-/** A bio (plain text) as the HTML ActivityPub's `summary` is: escaped, line breaks kept. */
-function htmlOf(text: string): string {
-  const escaped = text.replace(
-    /[&<>"']/g,
-    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string,
-  );
-  return `<p>${escaped.replace(/\r?\n/g, "<br>")}</p>`;
 }

@@ -23,6 +23,7 @@ import { safeDocumentLoader } from "./document-loader.ts";
 import { ActivityKeyedQueue, listenToInbox } from "./inbox.ts";
 import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
 import { registerNotes } from "./notes.ts";
+import { remoteRecipient } from "./remote-accounts.ts";
 
 export type { FederationData } from "./data.ts";
 
@@ -227,18 +228,13 @@ function registerFollowCollection(federation: Federation<FederationData>, which:
       const other = row[theirs].toString();
       // A remote account (docs/federation.md#remote-accounts) is its own server's actor.
       const remote = which === "followers" ? row.follower : row.followee;
-      if (remote.uri && remote.inboxUrl) {
-        return {
-          id: new URL(remote.uri),
-          inboxId: new URL(remote.inboxUrl),
-          endpoints: remote.sharedInboxUrl ? { sharedInbox: new URL(remote.sharedInboxUrl) } : null,
-        };
-      }
-      return {
-        id: ctx.getActorUri(other),
-        inboxId: ctx.getInboxUri(other),
-        endpoints: { sharedInbox: ctx.getInboxUri() },
-      };
+      return (
+        remoteRecipient(remote) ?? {
+          id: ctx.getActorUri(other),
+          inboxId: ctx.getInboxUri(other),
+          endpoints: { sharedInbox: ctx.getInboxUri() },
+        }
+      );
     });
     const last = rows.at(-1);
     return {

@@ -5,7 +5,7 @@
 // written to the federation outbox in the act's transaction (src/federation/outbox.ts), and built
 // into its activity when relayed (socialActivity).
 import type { Context, Federation, InboxContext, InboxListenerSetters } from "@fedify/fedify";
-import { Accept, type Activity, Block, Follow, type Recipient, Reject, Undo } from "@fedify/fedify/vocab";
+import { Accept, type Activity, Block, Follow, Reject, Undo } from "@fedify/fedify/vocab";
 import { parseSnowflake } from "../db/snowflake.ts";
 import type { Federator, SocialAct } from "../domain/context.ts";
 import { remoteAnswered, remoteBlock, remoteFollow, remoteUnfollow } from "../domain/social/service.ts";
@@ -13,9 +13,7 @@ import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
 import { type OutboxActivity, writeOutbox } from "./outbox.ts";
-import { actorAccount } from "./remote-accounts.ts";
-
-type RemoteActor = Pick<Account, "uri" | "inboxUrl" | "sharedInboxUrl">;
+import { actorAccount, remoteRecipient } from "./remote-accounts.ts";
 
 /** What the domain's social acts send (src/domain/context.ts's Federator): outbox rows. */
 export function socialActs(
@@ -52,10 +50,10 @@ const KINDS: readonly string[] = [
 export const socialActivity: OutboxActivity = async (ctx, row) => {
   if (!KINDS.includes(row.kind)) throw new Error(`federation outbox: no activity of kind ${row.kind}`);
   const remote = await ctx.data.db.account.findUnique({ where: { id: row.recipient }, select: REMOTE_ACTOR });
+  const recipient = remote && remoteRecipient(remote);
   // Gone, or no remote account: nobody to send to.
-  if (!remote?.uri || !remote.inboxUrl) return null;
-  const activity = activityOf(ctx, row.kind as SocialAct["type"], row, new URL(remote.uri));
-  return { recipients: recipientOf(remote), activity };
+  if (!recipient) return null;
+  return { recipients: recipient, activity: activityOf(ctx, row.kind as SocialAct["type"], row, recipient.id as URL) };
 };
 
 /** The local and the remote side of a follow act. */
@@ -100,14 +98,6 @@ function activityOf(
  */
 function activityId(ctx: Context<FederationData>, actorId: bigint): string {
   return `${ctx.getActorUri(actorId.toString()).href}#activities/${ctx.data.ids.next()}`;
-}
-
-function recipientOf(remote: RemoteActor): Recipient {
-  return {
-    id: new URL(remote.uri as string),
-    inboxId: new URL(remote.inboxUrl as string),
-    endpoints: remote.sharedInboxUrl ? { sharedInbox: new URL(remote.sharedInboxUrl) } : null,
-  };
 }
 
 /**

@@ -11,7 +11,9 @@ import { NOTE_KINDS } from "../domain/notes/federation.ts";
 import type { Account, Visibility } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
+import { htmlOf } from "./html.ts";
 import type { OutboxActivity } from "./outbox.ts";
+import { remoteRecipient } from "./remote-accounts.ts";
 
 export const NOTE_PATH = "/notes/{id}";
 
@@ -97,34 +99,13 @@ function noteOf(ctx: Context<FederationData>, note: StoredNote): Note {
   });
 }
 
-/** A note's text (plain) as ActivityPub's HTML `content`: escaped, a blank line a paragraph, a line break `<br>`. */
-export function htmlOf(text: string): string {
-  const escaped = text.replace(
-    /[&<>"']/g,
-    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string,
-  );
-  return escaped
-    .split(/\r?\n(?:[ \t]*\r?\n)+/)
-    .map((paragraph) => `<p>${paragraph.replace(/\r?\n/g, "<br>")}</p>`)
-    .join("");
-}
-
 /** The author's remote followers, each server's shared inbox once (deliver prefers it). */
 async function remoteFollowers(ctx: Context<FederationData>, authorId: bigint): Promise<Recipient[]> {
   const rows = await ctx.data.db.follow.findMany({
     where: { followeeId: authorId, follower: { host: { not: null }, deletedAt: null } },
     select: { follower: { select: REMOTE_ACTOR } },
   });
-  return rows.map((row) => recipientOf(row.follower)).filter((r): r is Recipient => r !== null);
-}
-
-function recipientOf(remote: RemoteActor): Recipient | null {
-  if (!remote.uri || !remote.inboxUrl) return null;
-  return {
-    id: new URL(remote.uri),
-    inboxId: new URL(remote.inboxUrl),
-    endpoints: remote.sharedInboxUrl ? { sharedInbox: new URL(remote.sharedInboxUrl) } : null,
-  };
+  return rows.map((row) => remoteRecipient(row.follower)).filter((r): r is Recipient => r !== null);
 }
 
 /** Who a note row's activity goes to: its direct recipient (`recipient`), else the author's remote followers. */
@@ -134,7 +115,7 @@ async function recipientsOf(ctx: Context<FederationData>, sender: bigint, recipi
     where: { id: recipient, host: { not: null }, deletedAt: null },
     select: REMOTE_ACTOR,
   });
-  const one = remote && recipientOf(remote);
+  const one = remote && remoteRecipient(remote);
   return one ? [one] : [];
 }
 

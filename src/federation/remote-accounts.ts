@@ -4,7 +4,7 @@
 // on first use of its name (or of its actor, by an activity), fetched again on use once a day old,
 // and on its `Update`.
 import type { Context, Federation } from "@fedify/fedify";
-import { type Actor, type Image, isActor, Link } from "@fedify/fedify/vocab";
+import { type Actor, type Image, isActor, Link, type Recipient } from "@fedify/fedify/vocab";
 import { convert, type HtmlToTextOptions } from "html-to-text";
 import { uniqueViolation } from "../db/client.ts";
 import { codePoints, LIMITS, remoteKeyOf } from "../domain/accounts/rules.ts";
@@ -17,6 +17,16 @@ import { INSTANCE_ACTOR } from "./keys.ts";
 import { resolveRemoteActor } from "./lookup.ts";
 
 /** A stored actor older than this is fetched again when it is used. */
+/** A stored remote account as a recipient of deliveries (its shared inbox preferred); null without an inbox. */
+export function remoteRecipient(remote: Pick<Account, "uri" | "inboxUrl" | "sharedInboxUrl">): Recipient | null {
+  if (!remote.uri || !remote.inboxUrl) return null;
+  return {
+    id: new URL(remote.uri),
+    inboxId: new URL(remote.inboxUrl),
+    endpoints: remote.sharedInboxUrl ? { sharedInbox: new URL(remote.sharedInboxUrl) } : null,
+  };
+}
+
 export const REFRESH_AFTER_MS = 24 * 60 * 60 * 1000;
 
 /** Control characters but tab and line feed, and the non-characters PostgreSQL text refuses to keep whole. */
