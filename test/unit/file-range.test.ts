@@ -18,6 +18,7 @@ const content: FileContent = {
     nsfw: false,
     blurhash: "",
     thumbnailSize: null,
+    url: null,
     createdAt: new Date("2026-01-02T03:04:05.678Z"),
   },
   variant: "file",

@@ -101,6 +101,9 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
     sendToId: checked.sendTo?.id ?? null,
     renoteId: links.renoteId ?? null,
     replyToId: links.replyToId ?? null,
+    // A local note: its id is this server's (docs/federation.md#notes).
+    uri: null,
+    url: null,
   };
   const mention = (account: Account): NotificationInput => ({
     recipientId: account.id,
