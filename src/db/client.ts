@@ -263,3 +263,38 @@ export function orGone<T>(promise: Promise<T>, code: ErrorCode): Promise<T> {
     throw (err as { code?: string } | undefined)?.code === "P2025" ? new DomainError(code) : err;
   });
 }
+
+/**
+ * The rows of each of `queries`, run one after another in one transaction on one connection of
+ * `db`'s pool (db one createDb made: undefined for any other client, which has no pool of its
+ * own to take a connection from). Any query failing rolls them all back and throws its error.
+ */
+export async function queryRowsTogether<T>(db: Db, queries: Prisma.Sql[]): Promise<T[][] | undefined> {
+  const pool = pools.get(db);
+  if (!pool) return undefined;
+  const client = await pool.connect();
+  let broken: unknown;
+  try {
+    await client.query("BEGIN");
+    const results: T[][] = [];
+    for (const query of queries) {
+      const { rows } = await client.query<T & pg.QueryResultRow>({
+        name: nameOf(query.text),
+        text: query.text,
+        values: query.values,
+        types: rowTypes,
+      });
+      results.push(rows);
+    }
+    await client.query("COMMIT");
+    return results;
+  } catch (err) {
+    await client.query("ROLLBACK").catch((lost: unknown) => {
+      broken = lost;
+    });
+    throw err;
+  } finally {
+    // A connection that could not even roll back is not given to the next request.
+    client.release(broken instanceof Error ? broken : undefined);
+  }
+}

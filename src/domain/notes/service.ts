@@ -1,5 +1,6 @@
 // Notes (docs/notes.md): create, renote (plain or quote), reply, get and delete.
 import { type Db, foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
+import { keyedWrites } from "../../db/keyed-writes.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
@@ -244,7 +245,11 @@ async function insertNote(
     FROM note, counted`;
   // Through node-postgres directly outside a transaction (queryRows): with Prisma's runtime
   // around it the server spent ~900 µs of CPU per note, without it 570-750 (bench/README.md, Writes).
-  const [written] = await queryRows<Written>(db, statement);
+  // Outside a transaction, an author's notes posted side by side commit together (KeyedWrites).
+  const [written] =
+    db === ctx.db
+      ? await keyedWrites(ctx.db).run<Written>(row.authorId.toString(), statement)
+      : await queryRows<Written>(db, statement);
   return written;
 }
 
