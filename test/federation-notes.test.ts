@@ -1,74 +1,22 @@
 // Local notes delivered to other servers (docs/federation.md#notes): a Murmur server on 127.0.0.2
-// whose accounts have followers on a peer played by a small HTTP server of this file on 127.0.0.3
+// whose accounts have followers on a peer played by a small HTTP server (test/support/peer.ts) on 127.0.0.3
 // (its accounts stored on the Murmur server as a resolved remote account is). The peer's inboxes
 // record each POST, checking its signature with Fedify's verifyRequest. A note is sent as
 // Create(Note) to those who may see it, addressed by its visibility, each server's shared inbox
 // once; its deletion as Delete(Tombstone); a note nobody remote may see is not sent. The Note
 // answers at its id for ActivityPub, while REST clients get the REST note there as before.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { remoteKeyOf } from "../src/domain/accounts/rules.ts";
 import { cast } from "./support/cast.ts";
-import { type ListeningServer, listening, receivedPost } from "./support/federation.ts";
+import { type ListeningServer, listening } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
+import { Peer } from "./support/peer.ts";
 
 /** Federation's answers are documented in docs/federation.md, not openapi.json. */
 const FEDERATION_ANSWER = /^(GET \/(\.well-known\/|accounts\/|notes\/)|POST \/(inbox|accounts\/))/;
 const WAIT = { timeout: 15_000, interval: 50 };
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
 const AP = "application/activity+json";
-
-interface Post {
-  path: string;
-  verified: boolean;
-  // biome-ignore lint/suspicious/noExplicitAny: an activity as JSON-LD, read field by field
-  activity: any;
-}
-
-/** The peer: every POST recorded, answered 202 when its signature verifies (401 otherwise). */
-class Peer {
-  readonly posts: Post[] = [];
-  port = 0;
-  private server?: http.Server;
-
-  get url(): string {
-    return `http://127.0.0.3:${this.port}`;
-  }
-
-  get host(): string {
-    return `127.0.0.3:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.server = http.createServer((request, response) => void this.answer(request, response));
-    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.3", resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-
-  /** The posts of activities whose object is `noteUri`. */
-  about(noteUri: string): Post[] {
-    return this.posts.filter((post) => (post.activity.object?.id ?? post.activity.object) === noteUri);
-  }
-
-  private async answer(incoming: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
-    const { body, verified } = await receivedPost(incoming, this.url);
-    let activity: unknown = null;
-    try {
-      activity = JSON.parse(body.toString());
-    } catch {}
-    this.posts.push({ path: incoming.url ?? "", verified, activity });
-    response.writeHead(verified ? 202 : 401).end();
-  }
-}
 
 let a: ListeningServer;
 let peer: Peer;
@@ -77,25 +25,8 @@ let bob: TestAccount;
 let carol: TestAccount;
 
 /** A remote account of the peer stored on A, as a resolved one is. */
-async function remote(name: string) {
-  const id = a.services.ids.next();
-  const email = `remote-${id}@remote.invalid`;
-  return a.services.db.account.create({
-    data: {
-      id,
-      name,
-      nameKey: remoteKeyOf(name, peer.host),
-      nickname: name,
-      host: peer.host,
-      uri: `${peer.url}/users/${name}`,
-      inboxUrl: `${peer.url}/users/${name}/inbox`,
-      sharedInboxUrl: `${peer.url}/inbox`,
-      email,
-      emailKey: email,
-      passphraseHash: "",
-      fetchedAt: new Date(),
-    },
-  });
+function remote(name: string) {
+  return peer.stored(a, name);
 }
 
 async function post(who: TestAccount, body: Record<string, unknown>): Promise<{ id: string; uri: string }> {
@@ -106,7 +37,7 @@ async function post(who: TestAccount, body: Record<string, unknown>): Promise<{ 
 }
 
 beforeAll(async () => {
-  peer = new Peer();
+  peer = new Peer("127.0.0.3");
   await peer.start();
   a = await listening("127.0.0.2");
   ({ alice, bob, carol } = await cast(a, { alice: "alice", bob: "bob", carol: "carol" }));

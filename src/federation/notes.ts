@@ -1,17 +1,32 @@
 // Local notes as ActivityPub (docs/federation.md#notes): the Note each is at its id
 // (`/notes/<id>`, the REST path of the same note, answered under content negotiation), and the
-// Create(Note) and Delete(Tombstone) its author's remote followers, or its remote direct recipient,
-// are sent. The domain writes what to send to the federation outbox (src/domain/notes/service.ts,
-// NOTE_KINDS); this builds each row into its activity when relayed.
+// activities its author's remote followers, its remote direct recipient, and the other servers'
+// accounts it names or answers are sent: Create(Note) and Delete(Tombstone), or for a plain renote
+// Announce and Undo(Announce). The domain writes what to send to the federation outbox
+// (src/domain/notes/federation.ts, NOTE_KINDS); this builds each row into its activity when relayed.
 import type { Context, Federation } from "@fedify/fedify";
-import { Create, Delete, Mention, Note, PUBLIC_COLLECTION, type Recipient, Tombstone } from "@fedify/fedify/vocab";
+import {
+  Announce,
+  Create,
+  Delete,
+  Document,
+  Mention,
+  Note,
+  PUBLIC_COLLECTION,
+  type Recipient,
+  Tombstone,
+  Undo,
+} from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import { parseSnowflake } from "../db/snowflake.ts";
+import { fileUrl } from "../domain/drive/urls.ts";
 import { NOTE_KINDS } from "../domain/notes/federation.ts";
+import { mentionsIn } from "../domain/notes/mentions.ts";
+import { PLAIN_RENOTE } from "../domain/notes/service.ts";
 import type { Account, Visibility } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
-import { htmlOf } from "./html.ts";
+import { noteHtmlOf } from "./html.ts";
 import type { OutboxActivity } from "./outbox.ts";
 import { remoteRecipient } from "./remote-accounts.ts";
 
@@ -36,16 +51,18 @@ export function registerNotes(federation: Federation<FederationData>): void {
     if (noteId === undefined) return null;
     const note = await readNote(ctx, noteId);
     if (!note || (note.visibility !== "public" && note.visibility !== "home")) return null;
-    return noteOf(ctx, note);
+    return await noteOf(ctx, note);
   });
 }
 
 type StoredNote = NonNullable<Awaited<ReturnType<typeof readNote>>>;
 
+const ABOUT = { id: true, uri: true, author: { select: { id: true, ...REMOTE_ACTOR } } } as const;
+
 function readNote(ctx: Context<FederationData>, id: bigint) {
   return ctx.data.db.note.findFirst({
     // A plain renote is an Announce, not a Note; only local authors' notes are this server's.
-    where: { id, renoteId: null, author: { host: null, deletedAt: null } },
+    where: { id, NOT: PLAIN_RENOTE, author: { host: null, deletedAt: null } },
     select: {
       id: true,
       authorId: true,
@@ -53,10 +70,29 @@ function readNote(ctx: Context<FederationData>, id: bigint) {
       cwComment: true,
       visibility: true,
       createdAt: true,
-      replyTo: { select: { id: true, author: { select: { host: true } } } },
+      replyTo: { select: ABOUT },
+      renote: { select: ABOUT },
       sendTo: { select: REMOTE_ACTOR },
+      attachments: {
+        orderBy: { position: "asc" },
+        select: { file: { select: { id: true, mime: true, name: true, nsfw: true, url: true } } },
+      },
     },
   });
+}
+
+type About = NonNullable<StoredNote["renote"]>;
+
+/** A note's id: this server's path of a local one, the stored `uri` of another server's. */
+function idOf(ctx: Context<FederationData>, note: About): URL | null {
+  if (note.author.host === null) return ctx.getObjectUri(Note, { id: note.id.toString() });
+  return note.uri ? new URL(note.uri) : null;
+}
+
+/** An account's actor id: this server's for a local account, the stored `uri` of a remote one. */
+function actorIdOf(ctx: Context<FederationData>, account: Pick<Account, "id" | "uri" | "host">): URL | null {
+  if (account.host === null) return ctx.getActorUri(account.id.toString());
+  return account.uri ? new URL(account.uri) : null;
 }
 
 function addressing(
@@ -64,13 +100,14 @@ function addressing(
   authorId: bigint,
   visibility: Visibility,
   sendTo: RemoteActor | null,
+  named: URL[] = [],
 ) {
   const followers = ctx.getFollowersUri(authorId.toString());
   switch (visibility) {
     case "public":
-      return { tos: [PUBLIC_COLLECTION], ccs: [followers] };
+      return { tos: [PUBLIC_COLLECTION], ccs: [followers, ...named] };
     case "home":
-      return { tos: [followers], ccs: [PUBLIC_COLLECTION] };
+      return { tos: [followers], ccs: [PUBLIC_COLLECTION, ...named] };
     case "followers":
       return { tos: [followers], ccs: [] };
     case "direct":
@@ -78,24 +115,70 @@ function addressing(
   }
 }
 
-function noteOf(ctx: Context<FederationData>, note: StoredNote): Note {
+type Named = Pick<Account, "id" | "name" | "host" | "uri">;
+
+/** The accounts stored here that `content`'s mentions name (local and remote), by name key. */
+async function mentionedAccounts(ctx: Context<FederationData>, content: string): Promise<Map<string, Named>> {
+  const keys = [...new Set(mentionsIn(content, ctx.data.config.localHost).map((m) => m.nameKey))];
+  if (keys.length === 0) return new Map();
+  const rows = await ctx.data.db.account.findMany({
+    where: { nameKey: { in: keys }, deletedAt: null },
+    select: { id: true, name: true, host: true, uri: true, nameKey: true },
+  });
+  return new Map(rows.map(({ nameKey, ...account }) => [nameKey, account]));
+}
+
+async function noteOf(ctx: Context<FederationData>, note: StoredNote): Promise<Note> {
   const id = ctx.getObjectUri(Note, { id: note.id.toString() });
+  const localHost = ctx.data.config.localHost;
+  const mentioned = await mentionedAccounts(ctx, note.content);
+  // Mention tags (each account once, with its actor id): the text's, the direct recipient, and
+  // the author of a remote note replied to, as Mastodon tags the account it answers.
+  const tagged = new Map<string, { href: URL; name: string }>();
+  const tag = (account: Named) => {
+    const href = actorIdOf(ctx, account);
+    if (href && !tagged.has(href.href))
+      tagged.set(href.href, { href, name: `@${account.name}@${account.host ?? localHost}` });
+  };
+  for (const account of mentioned.values()) tag(account);
+  if (note.visibility === "direct" && note.sendTo) tag({ ...note.sendTo, id: 0n });
   const parent = note.replyTo;
+  if (parent?.author.host) tag(parent.author);
+  const named =
+    note.visibility === "direct" ? [] : [...tagged.values()].map((t) => t.href).filter((href) => href.href !== id.href);
+  const quoted = note.renote ? idOf(ctx, note.renote) : null;
   return new Note({
     id,
     url: id,
     attribution: ctx.getActorUri(note.authorId.toString()),
-    content: htmlOf(note.content),
+    content: noteHtmlOf(note.content, localHost, (m) => {
+      const account = mentioned.get(m.nameKey);
+      return account ? actorIdOf(ctx, account)?.href : undefined;
+    }),
     summary: note.cwComment || null,
     sensitive: note.cwComment !== "",
     published: Temporal.Instant.fromEpochMilliseconds(note.createdAt.getTime()),
-    // Notes of other servers are not stored yet: a parent of this server's is the only one there is.
-    replyTarget: parent && parent.author.host === null ? ctx.getObjectUri(Note, { id: parent.id.toString() }) : null,
-    tags:
-      note.visibility === "direct" && note.sendTo?.uri
-        ? [new Mention({ href: new URL(note.sendTo.uri), name: `@${note.sendTo.name}@${note.sendTo.host}` })]
-        : [],
-    ...addressing(ctx, note.authorId, note.visibility, note.sendTo),
+    replyTarget: parent ? idOf(ctx, parent) : null,
+    // Fedify writes quoteUrl as `quoteUrl`, Misskey's `_misskey_quote` and Fedibird's `quoteUri`.
+    quoteUrl: quoted,
+    attachments: note.attachments.map(
+      ({ file }) =>
+        new Document({
+          mediaType: file.mime,
+          url: new URL(file.url ?? fileUrl(ctx.data.config, file.id)),
+          name: file.name,
+          sensitive: file.nsfw,
+        }),
+    ),
+    tags: [...tagged.values()].map((t) => new Mention(t)),
+    ...addressing(ctx, note.authorId, note.visibility, note.sendTo, named),
+  });
+}
+
+function readRenote(ctx: Context<FederationData>, id: bigint) {
+  return ctx.data.db.note.findFirst({
+    where: { id, ...PLAIN_RENOTE, author: { host: null, deletedAt: null } },
+    select: { id: true, authorId: true, visibility: true, createdAt: true, renote: { select: ABOUT } },
   });
 }
 
@@ -108,45 +191,83 @@ async function remoteFollowers(ctx: Context<FederationData>, authorId: bigint): 
   return rows.map((row) => remoteRecipient(row.follower)).filter((r): r is Recipient => r !== null);
 }
 
-/** Who a note row's activity goes to: its direct recipient (`recipient`), else the author's remote followers. */
-async function recipientsOf(ctx: Context<FederationData>, sender: bigint, recipient: bigint): Promise<Recipient[]> {
-  if (recipient === sender) return remoteFollowers(ctx, sender);
-  const remote = await ctx.data.db.account.findFirst({
-    where: { id: recipient, host: { not: null }, deletedAt: null },
-    select: REMOTE_ACTOR,
-  });
-  const one = remote && remoteRecipient(remote);
-  return one ? [one] : [];
+/**
+ * Who a note row's activity goes to: its direct recipient (`recipient`), else the author's remote
+ * followers; and the remote accounts it names or answers (`recipients`). deliver sends each inbox
+ * (a shared inbox) once.
+ */
+async function recipientsOf(
+  ctx: Context<FederationData>,
+  sender: bigint,
+  recipient: bigint,
+  more: bigint[],
+): Promise<Recipient[]> {
+  const followers = recipient === sender ? await remoteFollowers(ctx, sender) : [];
+  const ids = recipient === sender ? more : [recipient, ...more];
+  const accounts = ids.length
+    ? await ctx.data.db.account.findMany({
+        where: { id: { in: ids }, host: { not: null }, deletedAt: null },
+        select: REMOTE_ACTOR,
+      })
+    : [];
+  return [...followers, ...accounts.map(remoteRecipient).filter((r): r is Recipient => r !== null)];
 }
 
 /** Whether `kind` is a note's row (NOTE_KINDS), which noteActivity builds. */
 export function isNoteKind(kind: string): boolean {
-  return kind === NOTE_KINDS.create || kind.startsWith(`${NOTE_KINDS.delete}:`);
+  return (
+    kind === NOTE_KINDS.create ||
+    kind === NOTE_KINDS.announce ||
+    kind.startsWith(`${NOTE_KINDS.delete}:`) ||
+    kind.startsWith(`${NOTE_KINDS.unannounce}:`)
+  );
 }
 
-/** A note row of the outbox as its Create(Note) or Delete(Tombstone); null when nobody is left to send it to. */
+/** A note row of the outbox as its activity (NOTE_KINDS); null when nobody is left to send it to. */
 export const noteActivity: OutboxActivity = async (ctx, row) => {
   const noteUri = new URL(row.objectId as string);
   const parsed = ctx.parseUri(noteUri);
   if (parsed?.type !== "object") throw new Error(`federation outbox: ${noteUri.href} is no note of this server`);
-  const recipients = await recipientsOf(ctx, row.sender, row.recipient);
+  const recipients = await recipientsOf(ctx, row.sender, row.recipient, row.recipients);
   if (recipients.length === 0) return null;
   const actor = ctx.getActorUri(row.sender.toString());
   const id = new URL(row.activityId);
+  const noteId = BigInt(parsed.values.id);
   if (row.kind === NOTE_KINDS.create) {
-    const note = await readNote(ctx, BigInt(parsed.values.id));
+    const note = await readNote(ctx, noteId);
     // Deleted before it was relayed: its Delete follows, and nobody need hear of it.
     if (!note) return null;
-    const object = noteOf(ctx, note);
+    const object = await noteOf(ctx, note);
     return { recipients, activity: new Create({ id, actor, object, tos: object.toIds, ccs: object.ccIds }) };
   }
-  const visibility = row.kind.slice(NOTE_KINDS.delete.length + 1) as Visibility;
+  if (row.kind === NOTE_KINDS.announce) {
+    const renote = await readRenote(ctx, noteId);
+    const renoted = renote?.renote;
+    const object = renoted ? idOf(ctx, renoted) : null;
+    if (!renote || !renoted || !object) return null;
+    // The renoted note's author is told, as Mastodon cc's the account it boosts.
+    const author = actorIdOf(ctx, renoted.author);
+    const to = addressing(ctx, row.sender, renote.visibility, null, author ? [author] : []);
+    return {
+      recipients,
+      activity: new Announce({
+        id,
+        actor,
+        object,
+        published: Temporal.Instant.fromEpochMilliseconds(renote.createdAt.getTime()),
+        ...to,
+      }),
+    };
+  }
+  const [kind, visibility] = row.kind.split(":") as [string, Visibility];
   const direct = row.recipient === row.sender ? null : await directRecipient(ctx, row.recipient);
-  const object = new Tombstone({ id: noteUri });
-  return {
-    recipients,
-    activity: new Delete({ id, actor, object, ...addressing(ctx, row.sender, visibility, direct) }),
-  };
+  const to = addressing(ctx, row.sender, visibility, direct);
+  if (kind === NOTE_KINDS.unannounce) {
+    // The Announce is named by its id, which is all Mastodon and Misskey look it up by.
+    const announce = new Announce({ id: new URL(`${noteUri.href}#announce`), actor, ...to });
+    return { recipients, activity: new Undo({ id, actor, object: announce, ...to }) };
+  }
+  return { recipients, activity: new Delete({ id, actor, object: new Tombstone({ id: noteUri }), ...to }) };
 };
 
 function directRecipient(ctx: Context<FederationData>, id: bigint) {

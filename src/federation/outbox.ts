@@ -45,6 +45,8 @@ export interface OutboxEntry {
 
 export interface OutboxRow extends OutboxEntry {
   id: bigint;
+  /** More remote accounts it goes to (a note's: src/domain/notes/federation.ts). */
+  recipients: bigint[];
   attempts: number;
   createdAt: Date;
 }
@@ -67,6 +69,7 @@ interface RawRow {
   recipient: string;
   activity_id: string;
   object_id: string | null;
+  recipients: string[];
   attempts: number;
   created_at: Date;
 }
@@ -165,7 +168,7 @@ export class OutboxRelay {
     try {
       await client.query("BEGIN");
       const { rows } = await client.query<RawRow>(
-        `SELECT o.id, o.kind, o.sender, o.recipient, o.activity_id, o.object_id, o.attempts, o.created_at
+        `SELECT o.id, o.kind, o.sender, o.recipient, o.activity_id, o.object_id, o.recipients, o.attempts, o.created_at
          FROM federation_outbox o
          WHERE o.run_at <= now()
            AND NOT EXISTS (SELECT 1 FROM federation_outbox e WHERE e.sender = o.sender AND e.id < o.id)
@@ -238,6 +241,7 @@ function parseRow(raw: RawRow): OutboxRow {
     recipient: BigInt(raw.recipient),
     activityId: raw.activity_id,
     objectId: raw.object_id,
+    recipients: raw.recipients.map(BigInt),
     attempts: raw.attempts,
     createdAt: raw.created_at,
   };

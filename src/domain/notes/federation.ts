@@ -1,46 +1,116 @@
 // What a local note's creation and deletion write to the federation outbox (table
 // federation_outbox, src/federation/outbox.ts; docs/federation.md#notes): a row only when some
-// remote server may see the note, built into Create(Note) or Delete(Tombstone) when relayed
-// (src/federation/notes.ts). `sender` is the author; `recipient` the author too (the note goes to
-// its remote followers) or, for a direct note, its remote recipient; `object_id` the note's id.
+// remote server may see the note, built into its activity when relayed (src/federation/notes.ts):
+// Create(Note) and Delete(Tombstone), or for a plain renote Announce and Undo(Announce).
+// `sender` is the author; `recipient` the author too (the note goes to its remote followers) or,
+// for a direct note, its remote recipient; `recipients` the other servers' accounts it reaches
+// besides (mentioned, or the author of the note it replies to or renotes); `object_id` the note's id.
 import { Prisma } from "../../db/client.ts";
 import type { Visibility } from "../../generated/prisma/client.ts";
+import { remoteKeyOf } from "../accounts/rules.ts";
 import type { Context } from "../context.ts";
+import { remoteMentions } from "./mentions.ts";
+import { visibleToEveryone } from "./visibility.ts";
 
-/** Row kinds: a deletion's carries the note's visibility (`delete-note:<visibility>`), gone with the note. */
-export const NOTE_KINDS = { create: "create-note", delete: "delete-note" } as const;
+/** Row kinds: a deletion's carries the note's visibility (`<kind>:<visibility>`), gone with the note. */
+export const NOTE_KINDS = {
+  create: "create-note",
+  delete: "delete-note",
+  announce: "announce-note",
+  unannounce: "undo-announce",
+} as const;
 
 export interface FederatedNote {
   id: bigint;
   authorId: bigint;
   visibility: Visibility;
-  renoteId: bigint | null;
+  /** A plain renote (no content, nothing attached): an Announce, not a Note. */
+  plainRenote: boolean;
   /** The direct recipient, when it is another server's account. */
   remoteSendToId: bigint | null;
+  /** Other servers' accounts it reaches besides the author's followers (remoteReaders). */
+  remoteReaders: bigint[];
+}
+
+/** Whether another server's accounts the note names (or answers) are sent it: only when everyone may see it. */
+function reachesNamed(visibility: Visibility): boolean {
+  return visibleToEveryone(visibility);
+}
+
+/**
+ * The other servers' accounts a new note reaches besides its author's followers: the author of
+ * the note it replies to or renotes (`about`, when remote), and each `@name@host` of its text
+ * that resolves (at most MAX_REMOTE_MENTIONS; one that does not stays text). Only a note everyone
+ * may see: a followers-only note's readers are its followers. Asks the network only when the
+ * text names another server's account.
+ */
+export async function remoteReaders(
+  ctx: Context,
+  content: string,
+  visibility: Visibility,
+  about: { id: bigint; host: string | null } | undefined,
+): Promise<bigint[]> {
+  const federator = ctx.federation;
+  if (!federator || !reachesNamed(visibility)) return [];
+  const ids = new Set<bigint>();
+  if (about?.host) ids.add(about.id);
+  const names = content ? remoteMentions(content, ctx.config.localHost) : [];
+  const resolved = await Promise.allSettled(names.map((n) => federator.remoteAccount(n.name, n.host)));
+  for (const r of resolved) if (r.status === "fulfilled" && r.value.deletedAt === null) ids.add(r.value.id);
+  return [...ids];
+}
+
+/**
+ * remoteReaders of a stored note, for its deletion: those stored now (nothing is resolved again),
+ * in one query.
+ */
+export async function storedRemoteReaders(
+  ctx: Context,
+  tx: Prisma.TransactionClient,
+  note: { content: string; visibility: Visibility; renoteId: bigint | null; replyToId: bigint | null },
+): Promise<bigint[]> {
+  if (!ctx.federation || !reachesNamed(note.visibility)) return [];
+  const keys = remoteMentions(note.content, ctx.config.localHost).map((m) => remoteKeyOf(m.name, m.host));
+  const about = [note.renoteId, note.replyToId].filter((id): id is bigint => id !== null);
+  if (keys.length === 0 && about.length === 0) return [];
+  const rows = await tx.account.findMany({
+    where: {
+      host: { not: null },
+      deletedAt: null,
+      OR: [{ nameKey: { in: keys } }, { notes: { some: { id: { in: about } } } }],
+    },
+    select: { id: true },
+  });
+  return rows.map((r) => r.id);
 }
 
 /**
  * An INSERT into the outbox for `note`'s `kind`, written when a remote server may see it, or
- * undefined when none can: federation off, a renote (an Announce, not sent yet), a direct note to
- * a local account. A direct note to a remote account needs no lookup; any other note is sent when
- * the author has a remote follower (one probe of follows_remote_followers_idx, migration
- * 20261127200000_remote_followers).
+ * undefined when none can: federation off, a direct note to a local account. A direct note to a
+ * remote account, or one reaching remote accounts it names, needs no lookup; any other note is
+ * sent when the author has a remote follower (one probe of follows_remote_followers_idx,
+ * migration 20261127200000_remote_followers).
  */
 export function noteOutboxSql(ctx: Context, note: FederatedNote, kind: "create" | "delete"): Prisma.Sql | undefined {
-  if (!ctx.federation || note.renoteId !== null) return undefined;
+  if (!ctx.federation) return undefined;
   if (note.visibility === "direct" && note.remoteSendToId === null) return undefined;
   const noteUri = ctx.federation.noteUri(note.id);
-  const row =
-    kind === "create"
+  const row = note.plainRenote
+    ? kind === "create"
+      ? { kind: NOTE_KINDS.announce, activityId: `${noteUri}#announce` }
+      : { kind: `${NOTE_KINDS.unannounce}:${note.visibility}`, activityId: `${noteUri}#undo` }
+    : kind === "create"
       ? { kind: NOTE_KINDS.create, activityId: `${noteUri}#create` }
       : { kind: `${NOTE_KINDS.delete}:${note.visibility}`, activityId: `${noteUri}#delete` };
   const recipient = note.remoteSendToId ?? note.authorId;
+  const readers = note.visibility === "direct" ? [] : note.remoteReaders;
   // A creation's row is part of insertNote's statement: written only with its note (CTE `note`).
   const from = kind === "create" ? Prisma.sql`FROM note` : Prisma.empty;
   const when =
-    note.visibility === "direct"
+    note.visibility === "direct" || readers.length > 0
       ? Prisma.empty
       : Prisma.sql`WHERE EXISTS (SELECT 1 FROM follows f WHERE f.followee_id = ${note.authorId} AND f.remote_follower)`;
-  return Prisma.sql`INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id)
-    SELECT ${row.kind}, ${note.authorId}::bigint, ${recipient}::bigint, ${row.activityId}, ${noteUri} ${from} ${when}`;
+  return Prisma.sql`INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id, recipients)
+    SELECT ${row.kind}, ${note.authorId}::bigint, ${recipient}::bigint, ${row.activityId}, ${noteUri},
+      ${readers}::bigint[] ${from} ${when}`;
 }

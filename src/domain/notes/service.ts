@@ -13,7 +13,7 @@ import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
 import { isModerator, optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
-import { noteOutboxSql } from "./federation.ts";
+import { noteOutboxSql, remoteReaders, storedRemoteReaders } from "./federation.ts";
 import { type NoteLoader, type NoteView, notesSelectedBy, noteViews } from "./load.ts";
 import { mentionedNameKeys } from "./mentions.ts";
 import { audienceSql, unfrozenSql, visibleTo, visibleToEveryone } from "./visibility.ts";
@@ -82,6 +82,8 @@ interface Links {
   replyToId?: bigint;
   /** Notifications the note causes besides its mentions (the renoted one). */
   notices?: NotificationInput[];
+  /** The author of the note renoted or replied to: another server's is sent the note. */
+  about?: { id: bigint; host: string | null };
 }
 
 /**
@@ -116,7 +118,12 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
   // Written by the note's own statement: sent once it commits, never lost to a process dying after.
   const federated = noteOutboxSql(
     ctx,
-    { ...row, remoteSendToId: checked.sendTo?.host ? checked.sendTo.id : null },
+    {
+      ...row,
+      plainRenote: row.renoteId !== null && row.content === "" && checked.files.length === 0,
+      remoteSendToId: checked.sendTo?.host ? checked.sendTo.id : null,
+      remoteReaders: await remoteReaders(ctx, row.content, row.visibility, links.about),
+    },
     "create",
   );
   let written: Written;
@@ -300,6 +307,7 @@ export async function renote(ctx: Context, noteId: string, input: NoteInput): Pr
   const checked = await checkNoteInput(ctx, author, input, { tooLong: "TOO_MANY_CHAR_LENGTH", allowEmpty: true });
   return writeNote(ctx, author, checked, {
     renoteId: original.id,
+    about: { id: original.authorId, host: original.author.host },
     notices: [
       {
         recipientId: original.authorId,
@@ -317,7 +325,10 @@ export async function reply(ctx: Context, noteId: string, input: NoteInput): Pro
   const original = await findVisibleNote(ctx, noteId);
   if (await isBlocking(ctx.db, original.authorId, author.id)) throw new DomainError("YOU_ARE_BLOCKED");
   const checked = await checkNoteInput(ctx, author, input, { tooLong: "TOO_MANY_CHAR_LENGTH", allowEmpty: false });
-  return writeNote(ctx, author, checked, { replyToId: original.id });
+  return writeNote(ctx, author, checked, {
+    replyToId: original.id,
+    about: { id: original.authorId, host: original.author.host },
+  });
 }
 
 /** A plain renote: a renote with no content of its own and nothing attached; any other is a quote. */
@@ -348,6 +359,11 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
     // written after waits for the deletion and fails (NOTE_NOT_FOUND).
     const locked = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM notes WHERE id = ${note.id} FOR UPDATE`;
     if (locked.length === 0) throw new DomainError("NOTE_NOT_FOUND");
+    // Read before its attachments go with it: a plain renote's withdrawal is Undo(Announce).
+    const plainRenote =
+      note.renoteId !== null &&
+      note.content === "" &&
+      (await tx.noteAttachment.count({ where: { noteId: note.id } })) === 0;
     const plainRenotes = await tx.note.findMany({
       where: { ...PLAIN_RENOTE, renoteId: note.id },
       select: { id: true, authorId: true },
@@ -360,9 +376,18 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
       WHERE a.id = g.author_id`;
     await tx.note.deleteMany({ where: { id: { in: gone } } });
     await recordSearchChange(ctx, tx, "remove", gone);
-    // Its plain renotes' Announces were never sent: only the note's own Delete.
+    // Its plain renotes' Announces are withdrawn by the note's own Delete: receivers drop a deleted note's boosts.
     const sendTo = note.sendToId === null ? null : await tx.account.findUnique({ where: { id: note.sendToId } });
-    const federated = noteOutboxSql(ctx, { ...note, remoteSendToId: sendTo?.host ? sendTo.id : null }, "delete");
+    const federated = noteOutboxSql(
+      ctx,
+      {
+        ...note,
+        plainRenote,
+        remoteSendToId: sendTo?.host ? sendTo.id : null,
+        remoteReaders: await storedRemoteReaders(ctx, tx, note),
+      },
+      "delete",
+    );
     if (federated) await tx.$executeRaw(federated);
   });
 }
