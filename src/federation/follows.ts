@@ -14,6 +14,7 @@ import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
 import { type OutboxActivity, writeOutbox } from "./outbox.ts";
 import { actorAccount, remoteRecipient } from "./remote-accounts.ts";
+import { noteDeleted } from "./remote-notes.ts";
 
 /** What the domain's social acts send (src/domain/context.ts's Federator): outbox rows. */
 export function socialActs(
@@ -130,6 +131,8 @@ export function listenToFollows(listeners: InboxListenerSetters<FederationData>)
     .on(Undo, async (ctx, undo) => {
       const sender = await storedActor(ctx, undo.actorId);
       if (!sender) return;
+      // An Announce's: its renote goes (src/federation/remote-notes.ts); found by id, not fetched.
+      if (await noteDeleted(ctx, undo)) return;
       // Embedded, on the sender's own origin; what it names is checked against the signer.
       const object = await undo.getObject({ suppressError: true });
       if (!(object instanceof Follow || object instanceof Block) || object.actorId?.href !== sender.uri) return;

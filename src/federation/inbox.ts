@@ -14,21 +14,27 @@ import { deleteRemoteAccount } from "../domain/accounts/deletion.ts";
 import type { FederationData } from "./data.ts";
 import { listenToFollows } from "./follows.ts";
 import { storeActor } from "./remote-accounts.ts";
+import { listenToNotes, noteDeleted, noteUpdated } from "./remote-notes.ts";
 import { safeFetch } from "./safe-fetch.ts";
 
 export function listenToInbox(listeners: InboxListenerSetters<FederationData>): void {
   listenToFollows(listeners);
+  listenToNotes(listeners);
   listeners
     // An actor's new profile (docs/federation.md#remote-accounts), for an account stored here.
     .on(Update, async (ctx, update) => {
-      if (!update.actorId || update.objectId?.href !== update.actorId.href) return;
+      if (!update.actorId) return;
+      // Else a note's edit (src/federation/remote-notes.ts).
+      if (update.objectId?.href !== update.actorId.href) return void (await noteUpdated(ctx, update));
       if (!(await storedAccountOf(ctx, update.actorId))) return;
       const actor = await update.getObject({ suppressError: true });
       if (isActor(actor) && actor.id?.href === update.actorId.href) await storeActor(ctx, actor);
     })
     // An actor deleted on its server: everything of it here goes, as a local deletion does.
     .on(Delete, async (ctx, deletion) => {
-      if (!deletion.actorId || deletion.objectId?.href !== deletion.actorId.href) return;
+      if (!deletion.actorId) return;
+      // Else a note's deletion (src/federation/remote-notes.ts).
+      if (deletion.objectId?.href !== deletion.actorId.href) return void (await noteDeleted(ctx, deletion));
       const account = await storedAccountOf(ctx, deletion.actorId);
       if (account) await deleteRemoteAccount(ctx.data, account.id);
     })

@@ -154,7 +154,7 @@ export async function storeActor(ctx: Context<FederationData>, actor: Actor): Pr
 }
 
 /** Remote HTML as the plain text Murmur's bios are: paragraphs and line breaks kept, links as their text. */
-const HTML_TO_TEXT: HtmlToTextOptions = {
+export const HTML_TO_TEXT: HtmlToTextOptions = {
   wordwrap: false,
   selectors: [
     { selector: "a", options: { ignoreHref: true } },
@@ -164,7 +164,7 @@ const HTML_TO_TEXT: HtmlToTextOptions = {
 };
 
 /** Remote text as Murmur's display text rules keep it (rules.ts checkText): storable, bounded. */
-function displayText(text: string | undefined, max: number): string {
+export function displayText(text: string | undefined, max: number): string {
   const clean = (text ?? "").toWellFormed().replace(CONTROL, "");
   return codePoints(clean) <= max ? clean : Array.from(clean).slice(0, max).join("");
 }

@@ -101,6 +101,10 @@ NoteRef.implement({
     renoteId: t.id({ nullable: true, ...projected(NOTE.renoteId) }),
     replyToId: t.id({ nullable: true, ...projected(NOTE.replyToId) }),
     createdAt: t.field({ type: "DateTime", ...projected(NOTE.createdAt) }),
+    url: t.string({
+      description: "Its page: a remote note's on its server, a local note's here (PUBLIC_URL/notes/<id>).",
+      ...projected(NOTE.url),
+    }),
     renote: t.loadable({
       type: NoteRef,
       nullable: true,

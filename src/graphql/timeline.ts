@@ -75,8 +75,12 @@ builder.queryFields((t) => {
     }),
     globalTimeline: t.field({
       ...connection,
-      args,
-      resolve: (_root, args, ctx) => timelinePage(args, (q) => timelines.timeline(ctx, "global", q)),
+      args: {
+        ...args,
+        federated: t.arg.boolean({ description: "With the public notes of other servers known here." }),
+      },
+      resolve: (_root, args, ctx) =>
+        timelinePage(args, (q) => timelines.timeline(ctx, "global", { ...q, federated: args.federated ?? false })),
     }),
     accountTimeline: t.field({
       ...connection,

@@ -44,6 +44,12 @@ export const NOTE = {
   /** The note replied to. */
   replyToId: optionalSnowflake("replyToId", "reply_to_id"),
   createdAt: timestamp("createdAt", "created_at"),
+  /** Its page: a remote note's on its server (docs/federation.md), a local note's its path here. */
+  url: column(
+    (n: Pick<Note, "id" | "url">, viewer) => n.url ?? `${viewer.publicUrl}/notes/${n.id}`,
+    (t, viewer) =>
+      Prisma.sql`COALESCE(${columnOf(t, "url")}, ${`${viewer.publicUrl}/notes/`} || ${columnOf(t, "id")}::text)`,
+  ),
   author: one(
     (n: { author: PublicAccount }) => n.author,
     (t, account) => Prisma.sql`(SELECT ${account("a")} FROM accounts a WHERE a.id = ${columnOf(t, "author_id")})`,

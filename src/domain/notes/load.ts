@@ -35,6 +35,7 @@ export async function notesSelectedBy(ctx: Context, page: Prisma.Sql): Promise<N
     WITH page AS (${page})
     SELECT p.id, p.author_id AS "authorId", p.content, p.cw_comment AS "cwComment", p.visibility::text AS visibility,
       p.send_to_id AS "sendToId", p.renote_id AS "renoteId", p.reply_to_id AS "replyToId", p.created_at AS "createdAt",
+      p.uri, p.url,
       json_build_object('id', a.id::text, 'name', a.name, 'email', a.email, 'nickname', a.nickname, 'bio', a.bio,
         'locked', a.locked, 'avatarFileId', a.avatar_file_id::text, 'headerFileId', a.header_file_id::text,
         'followersCount', a.followers_count, 'followingCount', a.following_count, 'notesCount', a.notes_count,
@@ -42,7 +43,8 @@ export async function notesSelectedBy(ctx: Context, page: Prisma.Sql): Promise<N
       ${reactionColumns(Prisma.sql`p.id`, optionalAccount(ctx)?.id)},
       COALESCE((SELECT json_agg(json_build_object('position', x.position, 'id', f.id::text,
           'ownerId', f.owner_id::text, 'name', f.name, 'mime', f.mime, 'size', f.size::text, 'nsfw', f.nsfw,
-          'blurhash', f.blurhash, 'thumbnailSize', f.thumbnail_size, 'createdAt', f.created_at) ORDER BY x.position)
+          'blurhash', f.blurhash, 'thumbnailSize', f.thumbnail_size, 'createdAt', f.created_at, 'url', f.url)
+          ORDER BY x.position)
         FROM note_attachments x JOIN drive_files f ON f.id = x.file_id WHERE x.note_id = p.id), '[]') AS attachments
     FROM page p JOIN accounts a ON a.id = p.author_id
     ORDER BY p.id DESC`,

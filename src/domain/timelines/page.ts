@@ -18,6 +18,8 @@ export interface TimelineQuery {
   hasAttachment?: boolean;
   /** Leave out notes with a file flagged NSFW. */
   noNsfw?: boolean;
+  /** The global timeline with the public notes of other servers known here (docs/federation.md). */
+  federated?: boolean;
   /** Notes per page, at most PAGE + 1 (GraphQL asks one more to know if there is a next page). */
   limit?: number;
   /**

@@ -20,7 +20,7 @@ export async function timeline<T = NoteView>(
   query: TimelineQuery,
   load: NoteLoader<T> = noteViews,
 ): Promise<T[]> {
-  if (type === "global") return notesWhere(ctx, globalRule(optionalAccount(ctx)), query, load);
+  if (type === "global") return notesWhere(ctx, globalRule(optionalAccount(ctx), query.federated), query, load);
   if (type !== "home") throw new DomainError("INVALID_TIMELINE_TYPE");
   const me = requireAccount(ctx);
   if (me.followingCount > DENSE_FOLLOWING) return notesWhere(ctx, homeRule(me, me), query, load);
@@ -31,9 +31,14 @@ export async function timeline<T = NoteView>(
 /** Past this many followees, the home timeline checks follows as it walks the newest notes. */
 const DENSE_FOLLOWING = 200;
 
-/** Whether note `n` is on the global timeline: public notes, from the (visibility, id) index. */
-export function globalRule(viewer: CallerAccount | undefined): Prisma.Sql {
-  return Prisma.sql`n.visibility = 'public' AND ${audienceSql(viewer)} ${unfrozenSql(viewer)}`;
+/**
+ * Whether note `n` is on the global timeline: public notes, from the (visibility, id) index; this
+ * server's only (`uri` is null) unless `federated`. The walk reads each row it returns anyway, so
+ * the check of `uri` costs nothing while remote notes are few among the public ones.
+ */
+export function globalRule(viewer: CallerAccount | undefined, federated = false): Prisma.Sql {
+  const local = federated ? Prisma.empty : Prisma.sql`AND n.uri IS NULL`;
+  return Prisma.sql`n.visibility = 'public' ${local} AND ${audienceSql(viewer)} ${unfrozenSql(viewer)}`;
 }
 
 /**

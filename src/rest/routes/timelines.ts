@@ -16,10 +16,13 @@ export const timelineQuery = z.object({
   no_nsfw: queryBoolean.optional(),
   before_id: querySnowflake.optional(),
 });
-export const toTimelineQuery = (q: z.infer<typeof timelineQuery>): TimelineQuery => ({
+/** The global timeline's: `federated=true` adds the remote public notes known here (docs/federation.md). */
+const globalTimelineQuery = timelineQuery.extend({ federated: queryBoolean.optional() });
+export const toTimelineQuery = (q: z.infer<typeof timelineQuery> & { federated?: boolean }): TimelineQuery => ({
   beforeId: q.before_id,
   hasAttachment: q.has_attachment,
   noNsfw: q.no_nsfw,
+  federated: q.federated,
 });
 export const NotesAnswer = {
   status: 200,
@@ -50,7 +53,7 @@ function timelineRoute(path: string, fixedType?: "home") {
     // the credential failures of a required route as well.
     auth: "public",
     params: fixedType ? undefined : z.object({ timeline_type: field.timelineType }),
-    query: timelineQuery,
+    query: fixedType ? timelineQuery : globalTimelineQuery,
     success: NotesAnswer,
     errors: ["NOTHING_LEFT", "INVALID_TIMELINE_TYPE", "UNAUTHORIZED", "YOU_ARE_FROZEN"],
     run: (ctx, { params, query }) =>

@@ -1,0 +1,131 @@
+// Notes of other servers (docs/federation.md#notes, "Remote notes received"): written as rows of
+// `notes` by their remote author, under a local snowflake id, with `uri` their ActivityPub id (an
+// Announce's id for a renote). What ActivityPub says is read in src/federation/remote-notes.ts;
+// this is what it writes, under the rules local notes follow: the author's notes_count moves with
+// its rows, only those who may see a note hear of its mentions, a plain renote goes with its note.
+import { Prisma, queryRows } from "../../db/client.ts";
+import type { Visibility } from "../../generated/prisma/client.ts";
+import type { Services } from "../context.ts";
+import { notifiableSql } from "../notifications/notify.ts";
+import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
+import { PLAIN_RENOTE } from "./service.ts";
+
+export interface RemoteNote {
+  /** Its ActivityPub id (the Announce's for a renote). */
+  uri: string;
+  /** Its page on its server. */
+  url: string | null;
+  authorId: bigint;
+  /** Plain text, within the local limits (the caller cuts it). */
+  content: string;
+  cwComment: string;
+  visibility: Visibility;
+  /** A direct note's local recipient. */
+  sendToId: bigint | null;
+  replyToId: bigint | null;
+  renoteId: bigint | null;
+  /** The local accounts it mentions (bounded by the caller). */
+  mentionedIds: bigint[];
+}
+
+/**
+ * Writes `note` once: a second copy (an activity sent again, a Create after the note was fetched
+ * as a reply's parent) finds the row by its unique `uri` and writes nothing, so the author's
+ * counter, the mention notices and the renote notice are written with the row or not at all (one
+ * statement). The id of the stored row, or null when what it refers to was deleted meanwhile.
+ */
+export async function storeRemoteNote(services: Services, note: RemoteNote): Promise<bigint | null> {
+  const id = services.ids.next();
+  const mentioned = note.mentionedIds.filter((m) => note.visibility !== "direct" || m === note.sendToId);
+  const noticeIds = mentioned.map(() => services.ids.next());
+  // Those mentioned in a followers-only note hear of it only when they may see it (following).
+  const mayRead =
+    note.visibility === "followers"
+      ? Prisma.sql`AND EXISTS (SELECT FROM follows f WHERE f.follower_id = x.id AND f.followee_id = ${note.authorId})`
+      : Prisma.empty;
+  const statement = Prisma.sql`
+    WITH note AS (
+      INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id, uri, url)
+      VALUES (${id}, ${note.authorId}, ${note.content}, ${note.cwComment}, ${note.visibility}::"Visibility",
+        ${note.sendToId}, ${note.renoteId}, ${note.replyToId}, ${note.uri}, ${note.url})
+      ON CONFLICT (uri) DO NOTHING
+      RETURNING id
+    ), counted AS (
+      UPDATE accounts SET notes_count = notes_count + 1 WHERE id = ${note.authorId} AND EXISTS (SELECT FROM note)
+    ), mentioned AS (
+      INSERT INTO notifications (id, recipient_id, type, actor_id, note_id)
+      SELECT x.notice, x.id, 'mentioned', ${note.authorId}, ${id}
+      FROM unnest(${mentioned}::bigint[], ${noticeIds}::bigint[]) AS x(id, notice)
+      JOIN accounts a ON a.id = x.id AND a.host IS NULL AND a.deleted_at IS NULL
+      WHERE EXISTS (SELECT FROM note) AND ${notifiableSql(Prisma.sql`x.id`, note.authorId)} ${mayRead}
+    ), renoted AS (
+      INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
+      SELECT ${services.ids.next()}, r.author_id, 'renoted', ${note.authorId}, r.id,
+        CASE WHEN r.cw_comment <> '' THEN '' ELSE r.content END
+      FROM notes r JOIN accounts a ON a.id = r.author_id AND a.host IS NULL
+      WHERE r.id = ${note.renoteId} AND EXISTS (SELECT FROM note)
+        AND ${notifiableSql(Prisma.sql`r.author_id`, note.authorId)}
+    ), indexed AS (
+      INSERT INTO search_outbox (op, target_id) SELECT 'upsert', note.id FROM note WHERE ${searchIndexedSql(services)}
+    )
+    SELECT id FROM note UNION ALL SELECT id FROM notes WHERE uri = ${note.uri} AND NOT EXISTS (SELECT FROM note)`;
+  try {
+    const [row] = await queryRows<{ id: bigint }>(services.db, statement);
+    // Written by another statement that had not committed when this one's snapshot was taken.
+    if (!row)
+      return (await services.db.note.findUnique({ where: { uri: note.uri }, select: { id: true } }))?.id ?? null;
+    return BigInt(row.id);
+  } catch (err) {
+    // The parent or the renoted note was deleted since it was read: nothing to attach it to.
+    if ((err as { code?: string }).code === "23503") return null;
+    throw err;
+  }
+}
+
+/** The stored id of remote note (or renote) `uri` by `authorUri`'s account, if any. */
+async function ownNote(services: Services, authorUri: string, uri: string) {
+  return services.db.note.findFirst({ where: { uri, author: { uri: authorUri } }, select: { id: true } });
+}
+
+/** Its author's edit of remote note `uri` (an Update): anyone else's changes nothing. */
+export async function updateRemoteNote(
+  services: Services,
+  authorUri: string,
+  uri: string,
+  edit: { content: string; cwComment: string },
+): Promise<boolean> {
+  const note = await ownNote(services, authorUri, uri);
+  if (!note) return false;
+  await services.db.$transaction(async (tx) => {
+    await tx.note.update({ where: { id: note.id }, data: edit });
+    await recordSearchChange(services, tx, "upsert", [note.id]);
+  });
+  return true;
+}
+
+/**
+ * Its author's deletion of remote note `uri` (a Delete; an Undo of its Announce for a renote): its
+ * plain renotes go with it, as a local note's do, and each author's counter drops by its notes that
+ * go. Anyone else's changes nothing.
+ */
+export async function deleteRemoteNote(services: Services, authorUri: string, uri: string): Promise<boolean> {
+  const note = await ownNote(services, authorUri, uri);
+  if (!note) return false;
+  return services.db.$transaction(async (tx) => {
+    // Locked first: a copy of the deletion handled at once waits, then finds nothing.
+    const locked = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM notes WHERE id = ${note.id} FOR UPDATE`;
+    if (locked.length === 0) return false;
+    const plainRenotes = await tx.note.findMany({
+      where: { ...PLAIN_RENOTE, renoteId: note.id },
+      select: { id: true },
+    });
+    const gone = [note.id, ...plainRenotes.map((n) => n.id)];
+    await tx.$executeRaw`
+      UPDATE accounts a SET notes_count = a.notes_count - g.n
+      FROM (SELECT author_id, count(*)::int AS n FROM notes WHERE id = ANY(${gone}) GROUP BY author_id) g
+      WHERE a.id = g.author_id`;
+    await tx.note.deleteMany({ where: { id: { in: gone } } });
+    await recordSearchChange(services, tx, "remove", gone);
+    return true;
+  });
+}

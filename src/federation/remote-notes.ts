@@ -1,0 +1,274 @@
+// Notes of other servers received (docs/federation.md, "Remote notes received"): Create(Note),
+// Announce and its Undo, Update and Delete of a note, read into what src/domain/notes/remote.ts
+// writes. A note is kept only when a local account may care (its author followed here, or a local
+// account addressed, mentioned or replied to), and is the author's own: its id, its author and the
+// activity's signer on one origin.
+import type { Context, InboxContext, InboxListenerSetters } from "@fedify/fedify";
+import {
+  Announce,
+  Article,
+  Create,
+  type Delete,
+  Mention,
+  Note,
+  Page,
+  PUBLIC_COLLECTION,
+  Question,
+  type Update,
+} from "@fedify/fedify/vocab";
+import { convert, type HtmlToTextOptions } from "html-to-text";
+import { parseSnowflake } from "../db/snowflake.ts";
+import { deleteRemoteNote, storeRemoteNote, updateRemoteNote } from "../domain/notes/remote.ts";
+import { LIMITS } from "../domain/notes/service.ts";
+import type { Account, Visibility } from "../generated/prisma/client.ts";
+import type { FederationData } from "./data.ts";
+import { INSTANCE_ACTOR } from "./keys.ts";
+import { actorAccount, displayText, HTML_TO_TEXT } from "./remote-accounts.ts";
+
+/**
+ * How many parents (or quoted notes) of a received note are fetched, one from the other: a deeper
+ * one is stored without its link. Each fetch is one bounded request (src/federation/safe-fetch.ts),
+ * so a chain of any length costs at most this many.
+ */
+export const MAX_FETCH_DEPTH = 8;
+/** Of a note's tags, how many are looked at for mentions of local accounts, and how many of those kept. */
+const MAX_TAGS = 1000;
+const MAX_MENTIONED = 64;
+
+/** The kinds of object taken as a note. */
+type NoteLike = Note | Article | Page | Question;
+
+function isNoteLike(object: unknown): object is NoteLike {
+  return object instanceof Note || object instanceof Article || object instanceof Page || object instanceof Question;
+}
+
+/** Remote HTML as note text: script and style bodies dropped with the markup. */
+const NOTE_TEXT: HtmlToTextOptions = {
+  ...HTML_TO_TEXT,
+  selectors: [
+    ...(HTML_TO_TEXT.selectors ?? []),
+    { selector: "script", format: "skip" },
+    { selector: "style", format: "skip" },
+  ],
+};
+
+function plainText(html: string | undefined, max: number): string {
+  return displayText(html ? convert(html, NOTE_TEXT).trim() : "", max);
+}
+
+/** A note's text and content warning as Murmur keeps them, cut to the local limits. */
+function textOf(object: NoteLike): { content: string; cwComment: string } {
+  const html = object.content?.toString() || (object instanceof Article ? object.name?.toString() : undefined);
+  return {
+    content: plainText(html, LIMITS.content),
+    cwComment: plainText(object.summary?.toString(), LIMITS.cwComment).replace(/\n+/g, " "),
+  };
+}
+
+export function listenToNotes(listeners: InboxListenerSetters<FederationData>): void {
+  listeners
+    .on(Create, async (ctx, create) => {
+      if (!create.actorId) return;
+      const object = await create.getObject({ ...(await loaders(ctx)), suppressError: true });
+      if (!isNoteLike(object) || object.attributionId?.href !== create.actorId.href) return;
+      const author = await authorOf(ctx, object);
+      if (!author || !(await concernsLocal(ctx, author, object))) return;
+      await storeObject(ctx, object, author, 0);
+    })
+    .on(Announce, async (ctx, announce) => {
+      if (!announce.id || !announce.actorId || !announce.objectId) return;
+      if (announce.id.origin !== announce.actorId.origin) return;
+      const local = await localNote(ctx, announce.objectId);
+      const announcer = await actorAccount(ctx, announce.actorId);
+      if (!announcer) return;
+      // Kept when it renotes a local note, or its author is followed here.
+      if (!local && !(await followedHere(ctx, announcer))) return;
+      const visibility = visibilityOf(announcer, announce.toIds, announce.ccIds);
+      if (visibility !== "public" && visibility !== "home" && visibility !== "followers") return;
+      const target = local ?? (await resolveNote(ctx, announce.objectId, 0));
+      if (!target || (target.visibility !== "public" && target.visibility !== "home")) return;
+      await storeRemoteNote(ctx.data, {
+        uri: announce.id.href,
+        url: null,
+        authorId: announcer.id,
+        content: "",
+        cwComment: "",
+        visibility,
+        sendToId: null,
+        replyToId: null,
+        renoteId: target.id,
+        mentionedIds: [],
+      });
+    });
+}
+
+/** An Update of a note, applied when the signer is its author. Whether it was one. */
+export async function noteUpdated(ctx: InboxContext<FederationData>, update: Update): Promise<boolean> {
+  if (!update.actorId) return false;
+  const object = await update.getObject({ ...(await loaders(ctx)), suppressError: true });
+  if (!isNoteLike(object) || !object.id || object.attributionId?.href !== update.actorId.href) return false;
+  return updateRemoteNote(ctx.data, update.actorId.href, object.id.href, textOf(object));
+}
+
+/**
+ * A Delete of a note (its id, a Tombstone or the Note itself: only its id is read), applied when the
+ * signer is its author; or an Undo of an Announce, whose renote goes. Whether it was one.
+ */
+export async function noteDeleted(
+  ctx: InboxContext<FederationData>,
+  deletion: Delete | { actorId: URL | null; objectId: URL | null },
+): Promise<boolean> {
+  if (!deletion.actorId || !deletion.objectId) return false;
+  return deleteRemoteNote(ctx.data, deletion.actorId.href, deletion.objectId.href);
+}
+
+async function loaders(ctx: Context<FederationData>) {
+  return { documentLoader: await ctx.getDocumentLoader({ identifier: INSTANCE_ACTOR }) };
+}
+
+/** The note's author, stored; null unless the note, its author and its id are of one origin. */
+async function authorOf(ctx: Context<FederationData>, object: NoteLike): Promise<Account | null> {
+  const attribution = object.attributionId;
+  if (!object.id || !attribution || attribution.origin !== object.id.origin) return null;
+  return actorAccount(ctx, attribution);
+}
+
+function followedHere(ctx: Context<FederationData>, author: Account): Promise<boolean> {
+  return ctx.data.db.follow
+    .findFirst({ where: { followeeId: author.id, follower: { host: null } }, select: { followerId: true } })
+    .then((follow) => follow !== null);
+}
+
+/** Whether a local account may care about `object`: its author followed, a local account addressed, mentioned or replied to. */
+async function concernsLocal(ctx: Context<FederationData>, author: Account, object: NoteLike): Promise<boolean> {
+  if (await followedHere(ctx, author)) return true;
+  if ((await localAddressees(ctx, object)).length > 0) return true;
+  if (object.replyTargetId && (await localNote(ctx, object.replyTargetId))) return true;
+  const quoted = quoteOf(object);
+  return quoted !== null && (await localNote(ctx, quoted)) !== null;
+}
+
+/** The id of local account actor `uri`, when it is one of this server's. */
+function localAccountId(ctx: Context<FederationData>, uri: URL): bigint | undefined {
+  const parsed = ctx.parseUri(uri);
+  return parsed?.type === "actor" ? parseSnowflake(parsed.identifier) : undefined;
+}
+
+/** The local accounts `object` addresses (to, cc) and mentions, in that order, each once; bounded. */
+async function localAddressees(ctx: Context<FederationData>, object: NoteLike): Promise<bigint[]> {
+  const ids = new Set<bigint>();
+  const add = (uri: URL | null | undefined) => {
+    const id = uri && ids.size < MAX_MENTIONED ? localAccountId(ctx, uri) : undefined;
+    if (id !== undefined) ids.add(id);
+  };
+  for (const uri of [...object.toIds, ...object.ccIds]) add(uri);
+  let seen = 0;
+  // Tags given only by their URL are not fetched (the loader refuses): a mention is embedded.
+  const noFetch = { documentLoader: () => Promise.reject(new Error("not fetched")), suppressError: true };
+  for await (const tag of object.getTags(noFetch)) {
+    if (++seen > MAX_TAGS || ids.size >= MAX_MENTIONED) break;
+    if (tag instanceof Mention) add(tag.href);
+  }
+  if (ids.size === 0) return [];
+  const alive = await ctx.data.db.account.findMany({
+    where: { id: { in: [...ids] }, host: null, deletedAt: null },
+    select: { id: true },
+  });
+  const found = new Set(alive.map((a) => a.id));
+  return [...ids].filter((id) => found.has(id));
+}
+
+function isPublic(uri: URL): boolean {
+  return uri.href === PUBLIC_COLLECTION.href || uri.href === "as:Public" || uri.href === "Public";
+}
+
+/**
+ * The visibility an object's addressing says, CONTRACT's mapping of local notes read backwards:
+ * as:Public in `to` is public, in `cc` home; the author's followers collection (without
+ * as:Public) is followers; anything else direct (null: the caller picks its local recipient).
+ */
+function visibilityOf(author: Account, tos: URL[], ccs: URL[]): Visibility | null {
+  if (tos.some(isPublic)) return "public";
+  if (ccs.some(isPublic)) return "home";
+  if (author.followersUrl && [...tos, ...ccs].some((uri) => uri.href === author.followersUrl)) return "followers";
+  return null;
+}
+
+function quoteOf(object: NoteLike): URL | null {
+  return (object instanceof Page ? null : (object.quoteUrl ?? object.quoteId)) ?? null;
+}
+
+interface Target {
+  id: bigint;
+  visibility: Visibility;
+}
+
+/** Local note `uri` of this server, if it exists. */
+async function localNote(ctx: Context<FederationData>, uri: URL): Promise<Target | null> {
+  const parsed = ctx.parseUri(uri);
+  if (parsed?.type !== "object" || parsed.class !== Note) return null;
+  const id = parseSnowflake(parsed.values.id ?? "");
+  if (id === undefined) return null;
+  return ctx.data.db.note.findUnique({ where: { id }, select: { id: true, visibility: true } });
+}
+
+/**
+ * The note `uri` names: this server's, one stored, or (at `depth` below MAX_FETCH_DEPTH) fetched
+ * signed as the instance actor and stored. Null when it cannot be had or kept.
+ */
+async function resolveNote(ctx: Context<FederationData>, uri: URL, depth: number): Promise<Target | null> {
+  if (uri.origin === new URL(ctx.data.config.publicUrl).origin) return localNote(ctx, uri);
+  const stored = await ctx.data.db.note.findUnique({
+    where: { uri: uri.href },
+    select: { id: true, visibility: true },
+  });
+  if (stored || depth >= MAX_FETCH_DEPTH) return stored;
+  // lookupObject refuses an object whose id is of another origin than its URL.
+  const object = await ctx.lookupObject(uri.href, await loaders(ctx)).catch(() => null);
+  if (!isNoteLike(object) || object.id?.href !== uri.href) return null;
+  const author = await authorOf(ctx, object);
+  if (!author) return null;
+  const id = await storeObject(ctx, object, author, depth + 1);
+  return id === null ? null : ctx.data.db.note.findUnique({ where: { id }, select: { id: true, visibility: true } });
+}
+
+/**
+ * `object` by `author` stored (once: by its id), its parent and quoted note resolved `depth` fetches
+ * from the activity that brought it. The stored id, or null when no local account may read it.
+ */
+async function storeObject(
+  ctx: Context<FederationData>,
+  object: NoteLike,
+  author: Account,
+  depth: number,
+): Promise<bigint | null> {
+  const uri = (object.id as URL).href;
+  const stored = await ctx.data.db.note.findUnique({ where: { uri }, select: { id: true } });
+  if (stored) return stored.id;
+  const addressees = await localAddressees(ctx, object);
+  let visibility = visibilityOf(author, object.toIds, object.ccIds);
+  let sendToId: bigint | null = null;
+  if (visibility === null) {
+    // Direct: to the first local account it addresses; nobody here may read one that names none.
+    if (addressees.length === 0) return null;
+    visibility = "direct";
+    sendToId = addressees[0];
+  }
+  const parent = object.replyTargetId ? await resolveNote(ctx, object.replyTargetId, depth) : null;
+  const quotedUri = quoteOf(object);
+  const quoted = quotedUri ? await resolveNote(ctx, quotedUri, depth) : null;
+  const text = textOf(object);
+  const url = object.url instanceof URL ? object.url.href : (object.url?.href?.href ?? null);
+  return storeRemoteNote(ctx.data, {
+    uri,
+    url: url && /^https?:/.test(url) ? url : uri,
+    authorId: author.id,
+    ...text,
+    visibility,
+    sendToId,
+    replyToId: parent?.id ?? null,
+    // Only a note everyone may see is quoted, as a local quote is.
+    renoteId: quoted && (quoted.visibility === "public" || quoted.visibility === "home") ? quoted.id : null,
+    mentionedIds: addressees,
+  });
+}
