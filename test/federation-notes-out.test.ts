@@ -5,7 +5,9 @@
 // his text mentions. A plain renote is Announce (its deletion Undo(Announce)); a quote a Note with
 // quoteUrl; a reply to a remote note has inReplyTo its uri; attachments are Documents; mentions
 // of other servers' accounts are resolved and tagged, and their server is sent the note.
+import { verifyJsonLd } from "@fedify/fedify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { safeDocumentLoader } from "../src/federation/document-loader.ts";
 import type { Account } from "../src/generated/prisma/client.ts";
 import { cast } from "./support/cast.ts";
 import { type ListeningServer, listening } from "./support/federation.ts";
@@ -138,7 +140,7 @@ describe("replies, attachments and mentions", () => {
     expect(activity.object.cc).toEqual(expect.arrayContaining([p2.uri, `${actorOf(bob)}/followers`]));
   });
 
-  it("attachments are Documents: media type, the file's URL here, name and sensitive", async () => {
+  it("attachments are Documents: media type, the file's URL here, blurhash, name and sensitive", async () => {
     const files = [
       {
         id: a.services.ids.next(),
@@ -156,12 +158,12 @@ describe("replies, attachments and mentions", () => {
       content: "look",
       attachment_file_ids: files.map((f) => f.id.toString()),
     });
-    await expect.poll(() => peer1.about(note.uri).length, WAIT).toBe(1);
-    expect(peer1.about(note.uri)[0].activity.object.attachment).toEqual([
+    const documents = [
       {
         type: "Document",
         mediaType: "image/png",
         url: `${a.url}/files/${files[0].id}`,
+        blurhash: files[0].blurhash,
         name: "cat.png",
         sensitive: true,
       },
@@ -172,7 +174,18 @@ describe("replies, attachments and mentions", () => {
         name: "notes.txt",
         sensitive: false,
       },
-    ]);
+    ];
+    await expect.poll(() => peer1.about(note.uri).length, WAIT).toBe(1);
+    const [{ verified, activity }] = peer1.about(note.uri);
+    // The blurhash is a term of the JSON's own context, so the Linked Data signature over it holds.
+    expect(verified).toBe(true);
+    const loader = safeDocumentLoader({ allowPrivate: true, userAgent: "test-peer" });
+    expect(await verifyJsonLd(activity, { documentLoader: loader, contextLoader: loader })).toBe(true);
+    expect(activity["@context"]).toEqual(expect.arrayContaining([{ blurhash: "http://joinmastodon.org/ns#blurhash" }]));
+    expect(activity.object.attachment).toEqual(documents);
+    // The Note at its id says the same.
+    const fetched = await fetch(note.uri, { headers: { accept: "application/activity+json" } });
+    expect(((await fetched.json()) as { attachment: unknown }).attachment).toEqual(documents);
   });
 
   it("@name@host is resolved, tagged, cc'd and an anchor; its server is sent the note; an unknown one stays text", async () => {

@@ -7,9 +7,7 @@
 import type { Context, Federation } from "@fedify/fedify";
 import {
   Announce,
-  Create,
   Delete,
-  Document,
   Mention,
   Note,
   PUBLIC_COLLECTION,
@@ -29,6 +27,7 @@ import type { FederationData } from "./data.ts";
 import { noteHtmlOf } from "./html.ts";
 import type { OutboxActivity } from "./outbox.ts";
 import { remoteRecipient } from "./remote-accounts.ts";
+import { BlurhashDocument, CreateWithBlurhash, NoteWithBlurhash } from "./vocab.ts";
 
 export const NOTE_PATH = "/notes/{id}";
 
@@ -75,7 +74,7 @@ function readNote(ctx: Context<FederationData>, id: bigint) {
       sendTo: { select: REMOTE_ACTOR },
       attachments: {
         orderBy: { position: "asc" },
-        select: { file: { select: { id: true, mime: true, name: true, nsfw: true, url: true } } },
+        select: { file: { select: { id: true, mime: true, name: true, nsfw: true, blurhash: true, url: true } } },
       },
     },
   });
@@ -147,7 +146,7 @@ async function noteOf(ctx: Context<FederationData>, note: StoredNote): Promise<N
   const named =
     note.visibility === "direct" ? [] : [...tagged.values()].map((t) => t.href).filter((href) => href.href !== id.href);
   const quoted = note.renote ? idOf(ctx, note.renote) : null;
-  return new Note({
+  return new NoteWithBlurhash({
     id,
     url: id,
     attribution: ctx.getActorUri(note.authorId.toString()),
@@ -163,8 +162,9 @@ async function noteOf(ctx: Context<FederationData>, note: StoredNote): Promise<N
     quoteUrl: quoted,
     attachments: note.attachments.map(
       ({ file }) =>
-        new Document({
+        new BlurhashDocument({
           mediaType: file.mime,
+          blurhash: file.blurhash,
           url: new URL(file.url ?? fileUrl(ctx.data.config, file.id)),
           name: file.name,
           sensitive: file.nsfw,
@@ -238,7 +238,10 @@ export const noteActivity: OutboxActivity = async (ctx, row) => {
     // Deleted before it was relayed: its Delete follows, and nobody need hear of it.
     if (!note) return null;
     const object = await noteOf(ctx, note);
-    return { recipients, activity: new Create({ id, actor, object, tos: object.toIds, ccs: object.ccIds }) };
+    return {
+      recipients,
+      activity: new CreateWithBlurhash({ id, actor, object, tos: object.toIds, ccs: object.ccIds }),
+    };
   }
   if (row.kind === NOTE_KINDS.announce) {
     const renote = await readRenote(ctx, noteId);

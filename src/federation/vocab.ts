@@ -1,0 +1,73 @@
+// What Fedify's vocabulary (2.3.6) lacks of what Murmur sends: Mastodon's `blurhash` of an
+// attachment (docs/federation.md#notes: attachments carry it). A Document with one writes it
+// into its expanded form as `toot:blurhash`; an activity or Note whose JSON carries such a
+// Document compacts it as `blurhash`, the plain key Mastodon and Misskey read, by a context term
+// added to the one Fedify compacts with. The Linked Data signature and the object proof Fedify
+// makes are over this same JSON, so they hold.
+import { Create, Document, Note } from "@fedify/fedify/vocab";
+
+const BLURHASH = "http://joinmastodon.org/ns#blurhash";
+
+type JsonLdOptions = Parameters<Document["toJsonLd"]>[0];
+
+/** An attachment with its blurhash, as Mastodon sends one. */
+export class BlurhashDocument extends Document {
+  constructor(
+    values: ConstructorParameters<typeof Document>[0] & { blurhash?: string | null },
+    options?: ConstructorParameters<typeof Document>[1],
+  ) {
+    const { blurhash, ...rest } = values;
+    super(rest, options);
+    this.blurhash = blurhash || null;
+  }
+
+  blurhash: string | null;
+
+  override async toJsonLd(options: JsonLdOptions = {}): Promise<unknown> {
+    const json = await super.toJsonLd(options);
+    if (!this.blurhash) return json;
+    if (options.format === "expand" && Array.isArray(json)) {
+      (json[0] as Record<string, unknown>)[BLURHASH] = [{ "@value": this.blurhash }];
+    } else if (json && typeof json === "object") {
+      (json as Record<string, unknown>).blurhash = this.blurhash;
+    }
+    return json;
+  }
+}
+
+type Context = (string | Record<string, string>)[];
+
+const contexts = new Map<string, Promise<Context>>();
+
+/** The context Fedify compacts `type`'s objects with, and the blurhash term. */
+function contextOf(name: string, make: () => Create | Note): Promise<Context> {
+  let context = contexts.get(name);
+  if (!context) {
+    context = make()
+      .toJsonLd({ format: "compact" })
+      .then((json) => {
+        const base = (json as { "@context": unknown })["@context"];
+        // Fedify's own terms include nested definitions its option's type does not name.
+        return [...(Array.isArray(base) ? base : [base]), { blurhash: BLURHASH }] as Context;
+      });
+    contexts.set(name, context);
+  }
+  return context;
+}
+
+/** A Note whose compact JSON names its attachments' blurhash `blurhash`. */
+export class NoteWithBlurhash extends Note {
+  override async toJsonLd(options: Parameters<Note["toJsonLd"]>[0] = {}): Promise<unknown> {
+    // Fedify's object dispatcher asks for no format, which a Note with content compacts anyway.
+    if (options.format === "expand" || options.context) return super.toJsonLd(options);
+    return super.toJsonLd({ ...options, format: "compact", context: await contextOf("Note", () => new Note({})) });
+  }
+}
+
+/** A Create whose compact JSON names its Note's attachments' blurhash `blurhash`. */
+export class CreateWithBlurhash extends Create {
+  override async toJsonLd(options: Parameters<Create["toJsonLd"]>[0] = {}): Promise<unknown> {
+    if (options.format === "expand" || options.context) return super.toJsonLd(options);
+    return super.toJsonLd({ ...options, format: "compact", context: await contextOf("Create", () => new Create({})) });
+  }
+}
