@@ -90,6 +90,20 @@ describe("renotes and quotes", () => {
     });
   });
 
+  it("a note deleted takes back its plain renotes' Announces: Undo(Announce) to each renoter's followers", async () => {
+    const original = await post(bob, "/notes", { content: "going soon" });
+    const renote = await post(alice, `/notes/${original.id}/renote`, {});
+    await expect.poll(() => peer1.about(original.uri).length, WAIT).toBe(1);
+    expect((await a.request("DELETE", `/notes/${original.id}`, { token: bob.token })).status).toBeLessThan(300);
+    await expect.poll(() => peer1.about(`${renote.uri}#announce`).length, WAIT).toBe(1);
+    expect(peer1.about(`${renote.uri}#announce`)[0].activity).toMatchObject({
+      type: "Undo",
+      id: `${renote.uri}#undo`,
+      actor: actorOf(alice),
+      to: PUBLIC,
+    });
+  });
+
   it("a renote of a remote note announces its uri, and its author's server receives it with no follower there", async () => {
     const renote = await post(bob, `/notes/${remoteNote.id}/renote`, {});
     await expect.poll(() => peer2.about(remoteNote.uri).length, WAIT).toBe(1);

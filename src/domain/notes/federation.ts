@@ -114,3 +114,24 @@ export function noteOutboxSql(ctx: Context, note: FederatedNote, kind: "create" 
     SELECT ${row.kind}, ${note.authorId}::bigint, ${recipient}::bigint, ${row.activityId}, ${noteUri},
       ${readers}::bigint[] ${from} ${when}`;
 }
+
+/**
+ * Undo(Announce) rows for plain renotes deleted with the note they renote, in one statement: each
+ * whose author has a remote follower, as its Announce went to them. The note's own Delete reaches
+ * its author's followers only, and a server that follows just the renoter would keep the boost.
+ * A direct renote's Announce is left: its recipient was never sent the renoted note's Delete's
+ * audience anyway, and direct renotes are all but unused.
+ */
+export function unannouncedSql(
+  ctx: Context,
+  renotes: { id: bigint; authorId: bigint; visibility: Visibility }[],
+): Prisma.Sql | undefined {
+  const federator = ctx.federation;
+  const open = renotes.filter((r) => r.visibility !== "direct");
+  if (!federator || open.length === 0) return undefined;
+  return Prisma.sql`INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id)
+    SELECT ${`${NOTE_KINDS.unannounce}:`} || r.visibility, r.author_id, r.author_id, r.uri || '#undo', r.uri
+    FROM unnest(${open.map((r) => r.authorId)}::bigint[], ${open.map((r) => r.visibility)}::text[],
+      ${open.map((r) => federator.noteUri(r.id))}::text[]) AS r(author_id, visibility, uri)
+    WHERE EXISTS (SELECT 1 FROM follows f WHERE f.followee_id = r.author_id AND f.remote_follower)`;
+}

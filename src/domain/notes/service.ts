@@ -13,7 +13,7 @@ import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
 import { isModerator, optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
-import { noteOutboxSql, remoteReaders, storedRemoteReaders } from "./federation.ts";
+import { noteOutboxSql, remoteReaders, storedRemoteReaders, unannouncedSql } from "./federation.ts";
 import { type NoteLoader, type NoteView, notesSelectedBy, noteViews } from "./load.ts";
 import { mentionedNameKeys } from "./mentions.ts";
 import { audienceSql, unfrozenSql, visibleTo, visibleToEveryone } from "./visibility.ts";
@@ -366,7 +366,7 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
       (await tx.noteAttachment.count({ where: { noteId: note.id } })) === 0;
     const plainRenotes = await tx.note.findMany({
       where: { ...PLAIN_RENOTE, renoteId: note.id },
-      select: { id: true, authorId: true },
+      select: { id: true, authorId: true, visibility: true },
     });
     const gone = [note, ...plainRenotes].map((n) => n.id);
     // Each author's counter drops by the notes of theirs that go: one statement, however many.
@@ -376,7 +376,6 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
       WHERE a.id = g.author_id`;
     await tx.note.deleteMany({ where: { id: { in: gone } } });
     await recordSearchChange(ctx, tx, "remove", gone);
-    // Its plain renotes' Announces are withdrawn by the note's own Delete: receivers drop a deleted note's boosts.
     const sendTo = note.sendToId === null ? null : await tx.account.findUnique({ where: { id: note.sendToId } });
     const federated = noteOutboxSql(
       ctx,
@@ -389,5 +388,7 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
       "delete",
     );
     if (federated) await tx.$executeRaw(federated);
+    const unannounced = unannouncedSql(ctx, plainRenotes);
+    if (unannounced) await tx.$executeRaw(unannounced);
   });
 }
