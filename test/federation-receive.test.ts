@@ -237,6 +237,41 @@ describe("notes of a followed remote account", () => {
   });
 });
 
+describe("a thread across servers", () => {
+  it("replies each way link to their parents on both servers", async () => {
+    const rootUri = await bobPosts({ content: "root on B" });
+    const root = await stored(rootUri);
+    // alice answers on A; B stores her reply under bob's note.
+    const answer = await a.request("POST", `/notes/${root.id}/reply`, {
+      token: alice.token,
+      body: { content: "from A" },
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const aliceReplyUri = `${a.url}/notes/${(answer.body as { id: string }).id}`;
+    await expect.poll(() => b.services.db.note.count({ where: { uri: aliceReplyUri } }), WAIT).toBe(1);
+    const onB = await b.services.db.note.findUniqueOrThrow({ where: { uri: aliceReplyUri } });
+    expect(onB.replyToId?.toString()).toBe(new URL(rootUri).pathname.split("/").pop());
+    // bob answers her on B; A links his reply to her local note.
+    const bobReplyUri = await bobPosts({ content: "from B again" }, `/notes/${onB.id}/reply`);
+    expect((await stored(bobReplyUri)).replyToId?.toString()).toBe((answer.body as { id: string }).id);
+  });
+});
+
+describe("renotes across servers", () => {
+  it("bob's renote on B is one on A, and goes when he deletes it", async () => {
+    const noteUri = await bobPosts({ content: "renoted on B" });
+    const note = await stored(noteUri);
+    const noteId = new URL(noteUri).pathname.split("/").pop();
+    const renote = await b.request("POST", `/notes/${noteId}/renote`, { token: bob.token, body: {} });
+    expect(renote.status, JSON.stringify(renote.body)).toBeLessThan(300);
+    const where = { renoteId: note.id, authorId: note.authorId };
+    await expect.poll(() => a.services.db.note.count({ where }), WAIT).toBe(1);
+    const renoteId = (renote.body as { id: string }).id;
+    expect((await b.request("DELETE", `/notes/${renoteId}`, { token: bob.token })).status).toBe(204);
+    await expect.poll(() => a.services.db.note.count({ where }), WAIT).toBe(0);
+  });
+});
+
 describe("activities of other servers", () => {
   it("a note nobody here cares about is dropped; one replying to a local note, mentioning or addressing a local account is kept", async () => {
     const ignored = peerNote("mallory");
