@@ -230,11 +230,19 @@ describe("replies, attachments and mentions", () => {
     await expect.poll(() => peer2.about(note.uri).map((p) => p.activity.type), WAIT).toEqual(["Create", "Delete"]);
   });
 
-  it("a followers-only note naming another server's account is not sent there (its readers are followers)", async () => {
+  it("a followers-only note naming another server's account is not sent there nor tags it (its readers are followers)", async () => {
+    peer2.serve("m1");
     const hidden = await post(bob, "/notes", { content: `psst @m1@${peer2.host}`, visibility: "followers" });
     const open = await post(bob, "/notes", { content: `hello @m1@${peer2.host}` });
     // Written after the followers-only one: relayed after it, had it been written.
     await expect.poll(() => peer2.about(open.uri).length, WAIT).toBe(1);
     expect(peer2.about(hidden.uri)).toEqual([]);
+    // Sent to alice's followers on peer 1, it tags nobody there: a receiver lets those a note tags read it.
+    const r9 = await peer1.stored(a, "r9");
+    const friends = await post(alice, "/notes", { content: `psst @r9@${peer1.host}`, visibility: "followers" });
+    await expect.poll(() => peer1.about(friends.uri).length, WAIT).toBe(1);
+    const { activity } = peer1.about(friends.uri)[0];
+    expect(activity.object.tag).toBeUndefined();
+    expect(JSON.stringify(activity)).not.toContain(`"${r9.uri}"`);
   });
 });

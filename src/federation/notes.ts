@@ -131,20 +131,22 @@ async function noteOf(ctx: Context<FederationData>, note: StoredNote): Promise<N
   const id = ctx.getObjectUri(Note, { id: note.id.toString() });
   const localHost = ctx.data.config.localHost;
   const mentioned = await mentionedAccounts(ctx, note.content);
-  // Mention tags (each account once, with its actor id): the text's, the direct recipient, and
-  // the author of a remote note replied to, as Mastodon tags the account it answers.
+  // Mention tags (each account once, with its actor id): of a note everyone may see, the text's
+  // and the author of a remote note replied to, as Mastodon tags the account it answers; of a
+  // direct note its recipient alone. A receiver lets each account a note tags read it, and a
+  // followers-only or direct note's readers here are not whom its text names.
   const tagged = new Map<string, { href: URL; name: string }>();
   const tag = (account: Named) => {
     const href = actorIdOf(ctx, account);
     if (href && !tagged.has(href.href))
       tagged.set(href.href, { href, name: `@${account.name}@${account.host ?? localHost}` });
   };
-  for (const account of mentioned.values()) tag(account);
+  const open = note.visibility === "public" || note.visibility === "home";
+  if (open) for (const account of mentioned.values()) tag(account);
   if (note.visibility === "direct" && note.sendTo) tag({ ...note.sendTo, id: 0n });
   const parent = note.replyTo;
-  if (parent?.author.host) tag(parent.author);
-  const named =
-    note.visibility === "direct" ? [] : [...tagged.values()].map((t) => t.href).filter((href) => href.href !== id.href);
+  if (open && parent?.author.host) tag(parent.author);
+  const named = open ? [...tagged.values()].map((t) => t.href) : [];
   const quoted = note.renote ? idOf(ctx, note.renote) : null;
   return new NoteWithBlurhash({
     id,
