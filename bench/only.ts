@@ -1,18 +1,22 @@
 // `npm run bench -- --only <name>`: one bench on a database seeded as the full run's is, without
 // the rest (a change to one path measured in a few minutes; bench/results.json is left as it is).
 // Names, one or several separated by commas: "create note" (beside its bare baseline; with
-// --explain its plans, with --trigger-costs the bare rate without each trigger), "reactions".
+// --explain its plans, with --trigger-costs the bare rate without each trigger), "reactions",
+// "search" (keyword search by 32 connections; with --explain its plan).
 import { addNotes, seed } from "../src/cli/seed.ts";
+import { searchNotes } from "../src/domain/search/service.ts";
 import { closeServices } from "../src/services.ts";
 import { benchCreateNote, createNoteRows } from "./create-note.ts";
+import { load } from "./load.ts";
 import { benchReactions } from "./react.ts";
+import { KEYWORD } from "./search.ts";
 import { benchServices, startBenchServer } from "./server.ts";
 import { SqlProbe } from "./sql.ts";
 
 const SMALL = 10_000;
 
 export async function runOnly(name: string): Promise<void> {
-  const known = ["create note", "reactions"];
+  const known = ["create note", "reactions", "search"];
   const names = name.split(",");
   if (!names.every((n) => known.includes(n)))
     throw new Error(`--only takes some of (comma-separated): ${known.join(", ")}`);
@@ -56,6 +60,19 @@ export async function runOnly(name: string): Promise<void> {
       console.log("Goals:", JSON.stringify(goals, null, 2));
       if (figures.withoutTrigger) console.table(figures.withoutTrigger);
       for (const plan of figures.plans ?? []) console.log(`\nEXPLAIN (ANALYZE, BUFFERS):\n${plan}`);
+    }
+    if (names.includes("search")) {
+      const token = await sign(seeded.viewerId);
+      const url = `${server.url}/search/notes?query=${KEYWORD}`;
+      await load(url, { token, duration: 2 });
+      const runs = [await load(url, { token }), await load(url, { token })];
+      console.log(`Keyword search "${KEYWORD}", 32 connections (goal >= 300 req/s, p99 < 150 ms):`);
+      console.table(runs);
+      if (process.argv.includes("--explain")) {
+        const probe = await SqlProbe.open(services, server.databaseUrl, seeded.viewerId);
+        console.log(await probe.explainNotes((ctx) => searchNotes(ctx, KEYWORD)));
+        await probe.close();
+      }
     }
     if (names.includes("reactions")) {
       const loads = await benchReactions(services, server.url, seeded.busyAuthorId, server.pid);

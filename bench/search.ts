@@ -10,6 +10,10 @@ import { searchNotes } from "../src/domain/search/service.ts";
 import { createMeilisearchIndex } from "../src/search/meilisearch.ts";
 import { rebuildSearchIndex } from "../src/search/rebuild.ts";
 
+/** A word of the seeded vocabulary (md5 of "5"), and another (md5 of "1"). */
+export const KEYWORD = "e4da3b";
+export const OTHER_KEYWORD = "c4ca42";
+
 export interface QueryFigures {
   p50: number;
   p99: number;
