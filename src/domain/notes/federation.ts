@@ -110,9 +110,13 @@ export function noteOutboxSql(ctx: Context, note: FederatedNote, kind: "create" 
     note.visibility === "direct" || readers.length > 0
       ? Prisma.empty
       : Prisma.sql`WHERE EXISTS (SELECT 1 FROM follows f WHERE f.followee_id = ${note.authorId} AND f.remote_follower)`;
-  return Prisma.sql`INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id, recipients)
-    SELECT ${row.kind}, ${note.authorId}::bigint, ${recipient}::bigint, ${row.activityId}, ${noteUri},
-      ${readers}::bigint[] ${from} ${when}`;
+  // Without readers the column keeps its default: the statement of a note nobody remote is named in is as before.
+  const [column, value] = readers.length
+    ? [Prisma.sql`, recipients`, Prisma.sql`, ${readers}::bigint[]`]
+    : [Prisma.empty, Prisma.empty];
+  return Prisma.sql`INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id${column})
+    SELECT ${row.kind}, ${note.authorId}::bigint, ${recipient}::bigint, ${row.activityId}, ${noteUri}${value}
+    ${from} ${when}`;
 }
 
 /**
