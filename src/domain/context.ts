@@ -66,6 +66,11 @@ export interface Federator {
   send(tx: Prisma.TransactionClient, act: SocialAct): Promise<void>;
   /** The ActivityPub id of local note `noteId` (src/federation/notes.ts). */
   noteUri(noteId: bigint): string;
+  /**
+   * The id of the `Like` local account `accountId` sends for its reaction `reactionId`
+   * (src/federation/reactions.ts): made from the reaction's id, so its `Undo` names it again.
+   */
+  likeId(accountId: bigint, reactionId: bigint): string;
 }
 
 /** An act of the social graph (src/domain/social/service.ts) that a remote server is told of. */

@@ -13,6 +13,7 @@ import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
 import { type OutboxActivity, writeOutbox } from "./outbox.ts";
+import { reactionUndone } from "./reactions.ts";
 import { actorAccount, remoteRecipient } from "./remote-accounts.ts";
 import { noteDeleted } from "./remote-notes.ts";
 
@@ -135,6 +136,8 @@ export function listenToFollows(listeners: InboxListenerSetters<FederationData>)
       if (await noteDeleted(ctx, undo)) return;
       // Embedded, on the sender's own origin; what it names is checked against the signer.
       const object = await undo.getObject({ suppressError: true });
+      // A Like's or EmojiReact's: its reaction goes (src/federation/reactions.ts).
+      if (await reactionUndone(ctx, sender, object)) return;
       if (!(object instanceof Follow || object instanceof Block) || object.actorId?.href !== sender.uri) return;
       const localId = localAccountId(ctx, object.objectId);
       if (localId === undefined) return;

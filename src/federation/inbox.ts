@@ -13,6 +13,7 @@ import { Delete, isActor, Update } from "@fedify/fedify/vocab";
 import { deleteRemoteAccount } from "../domain/accounts/deletion.ts";
 import type { FederationData } from "./data.ts";
 import { listenToFollows } from "./follows.ts";
+import { listenToReactions } from "./reactions.ts";
 import { storeActor } from "./remote-accounts.ts";
 import { listenToNotes, noteDeleted, noteUpdated } from "./remote-notes.ts";
 import { safeFetch } from "./safe-fetch.ts";
@@ -20,6 +21,7 @@ import { safeFetch } from "./safe-fetch.ts";
 export function listenToInbox(listeners: InboxListenerSetters<FederationData>): void {
   listenToFollows(listeners);
   listenToNotes(listeners);
+  listenToReactions(listeners);
   listeners
     // An actor's new profile (docs/federation.md#remote-accounts), for an account stored here.
     .on(Update, async (ctx, update) => {

@@ -11,6 +11,7 @@ import { PostgresKvStore } from "./kv-store.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { isNoteKind, noteActivity, noteUris } from "./notes.ts";
 import { type OutboxActivity, OutboxRelay } from "./outbox.ts";
+import { isReactionKind, reactionActivity, reactionUris } from "./reactions.ts";
 import { remoteAccounts } from "./remote-accounts.ts";
 
 export interface OpenFederation {
@@ -38,12 +39,17 @@ export function openFederation(services: AppServices, work: boolean): OpenFedera
     ...remoteAccounts(federation, services),
     ...socialActs(federation, services),
     ...noteUris(federation, services),
+    ...reactionUris(federation, services),
   };
   const stop = new AbortController();
   // Fedify's automatic start gives listen no signal: started here, with one.
   const worked = work ? federation.startQueue(services, { signal: stop.signal }) : Promise.resolve();
   const activityOf: OutboxActivity = (ctx, row) =>
-    isNoteKind(row.kind) ? noteActivity(ctx, row) : socialActivity(ctx, row);
+    isNoteKind(row.kind)
+      ? noteActivity(ctx, row)
+      : isReactionKind(row.kind)
+        ? reactionActivity(ctx, row)
+        : socialActivity(ctx, row);
   const relay = work ? new OutboxRelay(federation, services, activityOf) : undefined;
   relay?.start();
   return {

@@ -2,7 +2,7 @@
 import { foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Reaction } from "../../generated/prisma/client.ts";
-import type { Context } from "../context.ts";
+import type { Context, Federator } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { WAKES_LIVE_SQL, wakeLiveHubs } from "../live/wake.ts";
 import { type NoteLoader, noteViews } from "../notes/load.ts";
@@ -12,6 +12,13 @@ import { notifiableSql } from "../notifications/notify.ts";
 import { olderThan, parseBeforeId } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import { checkReactionEmoji } from "./emoji.ts";
+
+/**
+ * Outbox kinds of a reaction to a remote note (src/federation/reactions.ts), `object_id` the
+ * note's uri: `like:<emoji>`, and `unlike:<reaction id>:<emoji>`.
+ */
+export const LIKE_KIND = "like:";
+export const UNLIKE_KIND = "unlike:";
 
 export async function react<T = NoteView>(
   ctx: Context,
@@ -31,6 +38,16 @@ export async function react<T = NoteView>(
   // 20261125060000), so a deletion's last batch either waits for the reaction and removes it, or
   // the reaction waits for the batch and sees the account deleted.
   let outcome: { visible: boolean; blocked: boolean; reacted: boolean; alive: boolean };
+  const reactionId = ctx.ids.next();
+  // To a remote note, the Like goes to its author's server, written by the same statement
+  // (docs/federation.md, "Reactions"): a local note's reaction writes nothing more, its uri null.
+  const like = ctx.federation
+    ? Prisma.sql`, liked AS (
+        INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id)
+        SELECT ${LIKE_KIND + emoji}, ${caller.id}, t.author_id, ${ctx.federation.likeId(caller.id, reactionId)}, t.uri
+        FROM reacted r JOIN target t ON t.id = r.note_id WHERE t.uri IS NOT NULL
+      )`
+    : Prisma.empty;
   try {
     // Through node-postgres directly (queryRows): Prisma's runtime around it was CPU of its own.
     [outcome] = await queryRows<typeof outcome>(
@@ -39,20 +56,20 @@ export async function react<T = NoteView>(
       WITH reactor AS (
         SELECT a.id FROM accounts a WHERE a.id = ${caller.id} AND a.deleted_at IS NULL AND ${WAKES_LIVE_SQL} FOR KEY SHARE
       ), target AS (
-        SELECT n.id, n.author_id FROM notes n WHERE n.id = ${id} AND ${audienceSql(caller)} ${unfrozenSql(caller)}
+        SELECT n.id, n.author_id, n.uri FROM notes n WHERE n.id = ${id} AND ${audienceSql(caller)} ${unfrozenSql(caller)}
       ), blocked AS (
         SELECT EXISTS (SELECT FROM blocks b JOIN target t ON b.blocker_id = t.author_id
           WHERE b.blocked_id = ${caller.id}) AS yes
       ), reacted AS (
         INSERT INTO reactions (id, note_id, account_id, emoji)
-        SELECT ${ctx.ids.next()}, t.id, r.id, ${emoji} FROM target t, reactor r WHERE NOT (SELECT yes FROM blocked)
+        SELECT ${reactionId}, t.id, r.id, ${emoji} FROM target t, reactor r WHERE NOT (SELECT yes FROM blocked)
         ON CONFLICT (note_id, account_id) DO NOTHING
         RETURNING note_id
       ), notified AS (
         INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
         SELECT ${ctx.ids.next()}, t.author_id, 'reacted'::"NotificationType", ${caller.id}, t.id, ${emoji}
         FROM reacted r JOIN target t ON t.id = r.note_id WHERE ${notifiableSql(Prisma.sql`t.author_id`, caller.id)}
-      )
+      )${like}
       SELECT EXISTS (SELECT FROM target) AS visible, (SELECT yes FROM blocked) AS blocked,
         EXISTS (SELECT FROM reacted) AS reacted, EXISTS (SELECT FROM reactor) AS alive`,
     );
@@ -80,8 +97,33 @@ export async function react<T = NoteView>(
 export async function unreact(ctx: Context, noteId: string): Promise<void> {
   const caller = requireAccount(ctx);
   const note = await findVisibleNote(ctx, noteId);
+  if (note.uri && ctx.federation) return unlike(ctx, ctx.federation, caller.id, { ...note, uri: note.uri });
   const { count } = await ctx.db.reaction.deleteMany({ where: { noteId: note.id, accountId: caller.id } });
   if (count === 0) throw new DomainError("NOT_REACTED");
+}
+
+/** A reaction to a remote note, the Undo of its Like (src/federation/reactions.ts reads them). */
+async function unlike(
+  ctx: Context,
+  federator: Federator,
+  callerId: bigint,
+  note: { id: bigint; authorId: bigint; uri: string },
+): Promise<void> {
+  await ctx.db.$transaction(async (tx) => {
+    const [gone] = await tx.$queryRaw<{ id: bigint; emoji: string }[]>`
+      DELETE FROM reactions WHERE note_id = ${note.id} AND account_id = ${callerId} RETURNING id, emoji`;
+    if (!gone) throw new DomainError("NOT_REACTED");
+    await tx.federationOutbox.create({
+      data: {
+        // The Like undone is named by the reaction's id, gone with the row.
+        kind: `${UNLIKE_KIND}${gone.id}:${gone.emoji}`,
+        sender: callerId,
+        recipient: note.authorId,
+        activityId: federator.activityId(callerId),
+        objectId: note.uri,
+      },
+    });
+  });
 }
 
 export const REACTIONS_PAGE = 100;
