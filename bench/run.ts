@@ -16,6 +16,7 @@ import { closeServices } from "../src/services.ts";
 import { startTestS3 } from "../test/support/s3.ts";
 import { benchChurn } from "./churn.ts";
 import { benchCreateNote, type CreateNoteFigures, createNoteRows } from "./create-note.ts";
+import { benchFederation, type FederationFigures, printFederation } from "./federation.ts";
 import { benchGetNote, benchGetNoteAlone, type GetNoteFigures, printGetNote } from "./get-note.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
@@ -73,6 +74,7 @@ const previous = (() => {
       bareHome?: Load;
       getNote?: GetNoteFigures;
       createNote?: CreateNoteFigures;
+      federation?: FederationFigures;
     };
   } catch {
     return {};
@@ -96,6 +98,8 @@ try {
   const loginBurst = await benchLoginBurst(server.databaseUrl);
   // A fresh instance as `npm start` runs it: start time and idle memory.
   const idle = await benchIdle(server.databaseUrl);
+  // Two servers of their own hosts and databases, federating.
+  const federation = await benchFederation();
   // An anonymous request of 1,000 aliases of searchNotes: refused (400) before anything runs.
   // Sent 6 times: the first, and the median of the other 5; the server's RSS around them.
   const aliasQuery = `{ ${Array.from({ length: 1000 }, (_, i) => `a${i}: searchNotes(query: "x") { __typename }`).join(" ")} }`;
@@ -414,11 +418,12 @@ try {
       `${churn.events.toLocaleString("en")} events, ${churn.lost} lost, ${churn.repeated} repeated (goal 0 and 0), ${churn.outOfIdOrderPercent}% out of id order; ` +
       `delivery p99 ${churn.latencyP99.churning} ms, ${churn.latencyP99.steady} ms without the reconnects`,
   );
+  printFederation(federation, previous.federation);
   if (explain)
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, getNote, createNote, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, idle, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, churn, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, getNote, createNote, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, idle, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, churn, federation, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);

@@ -77,6 +77,8 @@ export async function startBenchServer(
   options: {
     /** More environment for the server (another store, say). */
     env?: Record<string, string>;
+    /** The loopback address to listen on, its PUBLIC_URL's host: a server of its own host (federation). */
+    host?: string;
     /** A database already running (another bench server's); default DATABASE_URL or a new one. */
     databaseUrl?: string;
     /** The account the server makes and logs in. */
@@ -116,7 +118,8 @@ export async function startBenchServer(
       RATE_LIMIT_MULTIPLIER: "0",
       TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
       // Servers on one database are one fleet: one PUBLIC_URL (unset, each would follow its PORT).
-      PUBLIC_URL: "http://localhost:3000",
+      PUBLIC_URL: options.host ? `http://${options.host}:${port}` : "http://localhost:3000",
+      ...(options.host ? { HOST: options.host } : {}),
       ...options.env,
       // Seeded notes bypass the outbox: the server searches PostgreSQL; bench/search.ts measures
       // Meilisearch on an index rebuilt from the seed.
@@ -124,7 +127,7 @@ export async function startBenchServer(
     },
     stdio: ["ignore", "inherit", "inherit"],
   });
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${options.host ?? "127.0.0.1"}:${port}`;
   const deadline = Date.now() + 60_000;
   while (
     !(await fetch(`${url}/healthz`).then(
