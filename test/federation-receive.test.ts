@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_FETCH_DEPTH } from "../src/federation/remote-notes.ts";
 import { cast } from "./support/cast.ts";
 import { type ListeningServer, listening } from "./support/federation.ts";
-import type { TestAccount } from "./support/fixtures.ts";
+import { type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { gql } from "./support/graphql.ts";
+import { image } from "./support/media.ts";
 
 const AP = "application/activity+json";
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
@@ -234,6 +235,27 @@ describe("notes of a followed remote account", () => {
     expect((await a.services.db.note.findUniqueOrThrow({ where: { uri: replyUri } })).replyToId).toBeNull();
     const author = await a.services.db.account.findUniqueOrThrow({ where: { id: parent.authorId } });
     expect(author.notesCount).toBe(before - 1);
+  });
+});
+
+describe("attachments", () => {
+  it("are drive files of the remote author at their origin's URL, not copied; they go with their note", async () => {
+    const file = await uploadFile(b, bob, await image("png", 16, 16), "pic.png");
+    const uri = await bobPosts({ content: "with a file", attachment_file_ids: [file.id] });
+    const note = await stored(uri);
+    const answer = await a.request("GET", `/notes/${note.id}`, { token: alice.token });
+    expect(answer.status).toBe(200);
+    const [attached] = (answer.body as { attachment_files: { url: string; mime: string; name: string }[] })
+      .attachment_files;
+    expect(attached).toMatchObject({ url: file.url });
+    const row = await a.services.db.driveFile.findFirstOrThrow({ where: { url: file.url } });
+    expect(row).toMatchObject({ ownerId: note.authorId, mime: "image/png" });
+    // Not copied: nothing of it is in A's storage.
+    expect((await a.request("GET", `/files/${row.id}`)).status).not.toBe(200);
+    expect(
+      (await b.request("DELETE", `/notes/${new URL(uri).pathname.split("/").pop()}`, { token: bob.token })).status,
+    ).toBe(204);
+    await expect.poll(() => a.services.db.driveFile.count({ where: { id: row.id } }), WAIT).toBe(0);
   });
 });
 

@@ -9,6 +9,8 @@ import {
   Article,
   Create,
   type Delete,
+  Document,
+  Link,
   Mention,
   Note,
   Page,
@@ -18,7 +20,8 @@ import {
 } from "@fedify/fedify/vocab";
 import { convert, type HtmlToTextOptions } from "html-to-text";
 import { parseSnowflake } from "../db/snowflake.ts";
-import { deleteRemoteNote, storeRemoteNote, updateRemoteNote } from "../domain/notes/remote.ts";
+import { MAX_FILE_NAME } from "../domain/drive/service.ts";
+import { deleteRemoteNote, type RemoteFile, storeRemoteNote, updateRemoteNote } from "../domain/notes/remote.ts";
 import { LIMITS } from "../domain/notes/service.ts";
 import type { Account, Visibility } from "../generated/prisma/client.ts";
 import type { FederationData } from "./data.ts";
@@ -37,6 +40,9 @@ const MAX_MENTIONED = 64;
 
 /** The kinds of object taken as a note. */
 type NoteLike = Note | Article | Page | Question;
+
+/** Loaders for a property's values given only by URL: not fetched (the loader refuses), skipped. */
+const NO_FETCH = { documentLoader: () => Promise.reject(new Error("not fetched")), suppressError: true };
 
 function isNoteLike(object: unknown): object is NoteLike {
   return object instanceof Note || object instanceof Article || object instanceof Page || object instanceof Question;
@@ -98,6 +104,7 @@ export function listenToNotes(listeners: InboxListenerSetters<FederationData>): 
         replyToId: null,
         renoteId: target.id,
         mentionedIds: [],
+        attachments: [],
       });
     });
 }
@@ -163,9 +170,8 @@ async function localAddressees(ctx: Context<FederationData>, object: NoteLike): 
   };
   for (const uri of [...object.toIds, ...object.ccIds]) add(uri);
   let seen = 0;
-  // Tags given only by their URL are not fetched (the loader refuses): a mention is embedded.
-  const noFetch = { documentLoader: () => Promise.reject(new Error("not fetched")), suppressError: true };
-  for await (const tag of object.getTags(noFetch)) {
+  // A mention is embedded: tags given only by their URL are not fetched.
+  for await (const tag of object.getTags(NO_FETCH)) {
     if (++seen > MAX_TAGS || ids.size >= MAX_MENTIONED) break;
     if (tag instanceof Mention) add(tag.href);
   }
@@ -176,6 +182,32 @@ async function localAddressees(ctx: Context<FederationData>, object: NoteLike): 
   });
   const found = new Set(alive.map((a) => a.id));
   return [...ids].filter((id) => found.has(id));
+}
+
+/**
+ * The note's attached Documents (Image, Video, Audio too) with an http(s) URL, in order, at most as
+ * many as a local note may have; given only by their URL, not fetched. Kept at their origin.
+ */
+async function attachmentsOf(object: NoteLike): Promise<RemoteFile[]> {
+  const files: RemoteFile[] = [];
+  for await (const item of object.getAttachments(NO_FETCH)) {
+    if (files.length >= LIMITS.attachments) break;
+    if (!(item instanceof Document) || item instanceof Page) continue;
+    const url = item.url instanceof Link ? item.url.href : item.url;
+    if (!(url instanceof URL) || (url.protocol !== "https:" && url.protocol !== "http:")) continue;
+    const name = displayText(
+      item.name?.toString() || decodeURIComponent(url.pathname.split("/").pop() ?? "") || "file",
+      MAX_FILE_NAME,
+    ).replace(/[\t\n]+/g, " ");
+    files.push({
+      url: url.href,
+      name,
+      mime: /^[\w.+-]+\/[\w.+-]+$/.test(item.mediaType ?? "") ? (item.mediaType as string) : "application/octet-stream",
+      blurhash: "",
+      nsfw: object.sensitive === true || item.sensitive === true,
+    });
+  }
+  return files;
 }
 
 function isPublic(uri: URL): boolean {
@@ -270,5 +302,6 @@ async function storeObject(
     // Only a note everyone may see is quoted, as a local quote is.
     renoteId: quoted && (quoted.visibility === "public" || quoted.visibility === "home") ? quoted.id : null,
     mentionedIds: addressees,
+    attachments: await attachmentsOf(object),
   });
 }

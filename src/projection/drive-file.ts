@@ -21,9 +21,10 @@ export const DRIVE_FILE = {
     (t) => columnOf(t, "size"),
   ),
   nsfw: stored<"nsfw", boolean>("nsfw", "nsfw"),
+  /** Where it is served: here, or a remote file's origin (not copied, docs/federation.md). */
   url: column(
-    (f: Pick<DriveFile, "id">, v) => fileUrl(v, f.id),
-    (t, v) => fileUrlSql(v, columnOf(t, "id")),
+    (f: Pick<DriveFile, "id" | "url">, v) => f.url ?? fileUrl(v, f.id),
+    (t, v) => Prisma.sql`COALESCE(${columnOf(t, "url")}, ${fileUrlSql(v, columnOf(t, "id"))})`,
   ),
   /** The thumbnail's URL; null for a file without one. */
   thumbnail: column(

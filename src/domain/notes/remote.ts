@@ -8,7 +8,7 @@ import type { Visibility } from "../../generated/prisma/client.ts";
 import type { Services } from "../context.ts";
 import { notifiableSql } from "../notifications/notify.ts";
 import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
-import { PLAIN_RENOTE } from "./service.ts";
+import { LIMITS, PLAIN_RENOTE } from "./service.ts";
 
 export interface RemoteNote {
   /** Its ActivityPub id (the Announce's for a renote). */
@@ -26,6 +26,16 @@ export interface RemoteNote {
   renoteId: bigint | null;
   /** The local accounts it mentions (bounded by the caller). */
   mentionedIds: bigint[];
+  /** Its files, in order (at most LIMITS.attachments): kept at their origin, not copied. */
+  attachments: RemoteFile[];
+}
+
+export interface RemoteFile {
+  url: string;
+  name: string;
+  mime: string;
+  blurhash: string;
+  nsfw: boolean;
 }
 
 /**
@@ -38,6 +48,22 @@ export async function storeRemoteNote(services: Services, note: RemoteNote): Pro
   const id = services.ids.next();
   const mentioned = note.mentionedIds.filter((m) => note.visibility !== "direct" || m === note.sendToId);
   const noticeIds = mentioned.map(() => services.ids.next());
+  const files = note.attachments.slice(0, LIMITS.attachments);
+  const fileIds = files.map(() => services.ids.next());
+  // Each a drive file of the author's whose URL is its origin's (size unknown: 0), attached in order.
+  const attached = files.length
+    ? Prisma.sql`, files AS (
+      INSERT INTO drive_files (id, owner_id, name, mime, size, nsfw, blurhash, url)
+      SELECT f.id, ${note.authorId}, f.name, f.mime, 0, f.nsfw, f.blurhash, f.url
+      FROM unnest(${fileIds}::bigint[], ${files.map((f) => f.name)}::text[], ${files.map((f) => f.mime)}::text[],
+        ${files.map((f) => f.nsfw)}::boolean[], ${files.map((f) => f.blurhash)}::text[], ${files.map((f) => f.url)}::text[])
+        AS f(id, name, mime, nsfw, blurhash, url)
+      WHERE EXISTS (SELECT FROM note)
+    ), attached AS (
+      INSERT INTO note_attachments (note_id, position, file_id)
+      SELECT note.id, (f.position - 1)::int, f.id FROM note, unnest(${fileIds}::bigint[]) WITH ORDINALITY AS f(id, position)
+    )`
+    : Prisma.empty;
   // Those mentioned in a followers-only note hear of it only when they may see it (following).
   const mayRead =
     note.visibility === "followers"
@@ -67,7 +93,7 @@ export async function storeRemoteNote(services: Services, note: RemoteNote): Pro
         AND ${notifiableSql(Prisma.sql`r.author_id`, note.authorId)}
     ), indexed AS (
       INSERT INTO search_outbox (op, target_id) SELECT 'upsert', note.id FROM note WHERE ${searchIndexedSql(services)}
-    )
+    )${attached}
     SELECT id FROM note UNION ALL SELECT id FROM notes WHERE uri = ${note.uri} AND NOT EXISTS (SELECT FROM note)`;
   try {
     const [row] = await queryRows<{ id: bigint }>(services.db, statement);
@@ -120,6 +146,10 @@ export async function deleteRemoteNote(services: Services, authorUri: string, ur
       select: { id: true },
     });
     const gone = [note.id, ...plainRenotes.map((n) => n.id)];
+    // Its remote files were its alone (stored with it): they go too.
+    await tx.$executeRaw`
+      DELETE FROM drive_files f USING note_attachments x
+      WHERE x.note_id = ${note.id} AND f.id = x.file_id AND f.url IS NOT NULL`;
     await tx.$executeRaw`
       UPDATE accounts a SET notes_count = a.notes_count - g.n
       FROM (SELECT author_id, count(*)::int AS n FROM notes WHERE id = ANY(${gone}) GROUP BY author_id) g
