@@ -251,7 +251,7 @@ describe("attachments", () => {
     const row = await a.services.db.driveFile.findFirstOrThrow({ where: { url: file.url } });
     expect(row).toMatchObject({ ownerId: note.authorId, mime: "image/png" });
     // Not copied: nothing of it is in A's storage.
-    expect((await a.request("GET", `/files/${row.id}`)).status).not.toBe(200);
+    expect((await a.request("GET", `/files/${row.id}`)).body).toEqual({ error: "FILE_NOT_FOUND" });
     expect(
       (await b.request("DELETE", `/notes/${new URL(uri).pathname.split("/").pop()}`, { token: bob.token })).status,
     ).toBe(204);

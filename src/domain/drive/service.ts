@@ -269,6 +269,8 @@ export async function openFileContent(
           where: { id, OR: [{ ownerId: null }, { owner: { deletedAt: null } }] },
         });
   if (!file || (variant === "thumbnail" && file.thumbnailSize === null)) throw new DomainError("FILE_NOT_FOUND");
+  // Another server's file is not copied here (docs/federation.md): its URL is its origin's.
+  if (file.url !== null) throw new DomainError("FILE_NOT_FOUND");
   const key = variant === "file" ? file.id.toString() : thumbnailKey(file.id);
   return {
     file,
