@@ -4,10 +4,11 @@
 // - Delivery time: from alice's POST on A to the note's event on bob's home stream on B, one note
 //   at a time (p50, p99): A's outbox, its queue, the signed POST, B's verification, queue and
 //   storing, and B's live fan-out.
-// - Intake: notes posted on A by 8 connections at once, and the rate at which they arrive on
-//   B's stream: both servers' whole path, on the same two cores, so a floor of what B alone takes in.
+// - Intake: notes posted on A by 8 authors at once, all followed by bob, and the rate at which
+//   they arrive on B's stream: both servers' whole path on the same two cores, so a floor of what
+//   B alone takes in. (One author's deliveries to a server go one after another, in order.)
 import { openSse, type SseClient } from "../test/support/sse.ts";
-import { type BenchServer, startBenchServer } from "./server.ts";
+import { type BenchServer, benchAccount, startBenchServer } from "./server.ts";
 
 export interface FederationFigures {
   delivery: { notes: number; p50: number; p99: number };
@@ -16,10 +17,12 @@ export interface FederationFigures {
 
 const FEDERATING = { FEDERATION: "true", FEDERATION_ALLOW_PRIVATE: "true" };
 
-async function request(server: BenchServer, method: string, path: string, body?: unknown) {
+const AUTHORS = 8;
+
+async function request(server: BenchServer, method: string, path: string, body?: unknown, token = server.token) {
   const response = await fetch(`${server.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${server.token}`, ...(body ? { "content-type": "application/json" } : {}) },
+    headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await response.text();
@@ -54,12 +57,14 @@ export async function benchFederation(options: { notes?: number; burst?: number 
   ]);
   let stream: SseClient | undefined;
   try {
-    const alice = `@alice@${new URL(a.url).host}`;
-    await request(b, "POST", `/accounts/${alice}/follow`, {});
+    const authors = await Promise.all(Array.from({ length: AUTHORS }, (_, i) => benchAccount(a.url, `author${i}`)));
+    for (const name of ["alice", ...authors.map((_, i) => `author${i}`)]) {
+      await request(b, "POST", `/accounts/@${name}@${new URL(a.url).host}/follow`, {});
+    }
     await until(
-      async () => ((await request(b, "GET", "/accounts/bob")) as { following_count: number }).following_count > 0,
-      15_000,
-      "alice's Accept",
+      async () => ((await request(b, "GET", "/accounts/bob")) as { following_count: number }).following_count > AUTHORS,
+      30_000,
+      "the Accepts",
     );
     stream = await openSse(`${b.url}/streaming/home?access_token=${encodeURIComponent(b.token)}`);
     let seen = 0;
@@ -81,9 +86,9 @@ export async function benchFederation(options: { notes?: number; burst?: number 
     const arrived = received(stream, seen, new Set(contents), 120_000);
     const queue = [...contents];
     await Promise.all(
-      Array.from({ length: 8 }, async () => {
+      authors.map(async ({ token }) => {
         for (let content = queue.shift(); content !== undefined; content = queue.shift()) {
-          await request(a, "POST", "/notes", { content });
+          await request(a, "POST", "/notes", { content }, token);
         }
       }),
     );
@@ -108,7 +113,7 @@ export function printFederation(figures: FederationFigures, before?: FederationF
       "before p50": before?.delivery.p50 ?? "",
       "before p99": before?.delivery.p99 ?? "",
     },
-    "notes posted on A by 8 connections, arrived on B per s": {
+    "notes posted on A by 8 authors, arrived on B per s": {
       rate: figures.intake.perSecond,
       "before rate": before?.intake.perSecond ?? "",
     },

@@ -139,23 +139,13 @@ export async function startBenchServer(
     await new Promise((resolve) => setTimeout(resolve, options.compiled ? 10 : 100));
   }
   const startMs = Math.round(performance.now() - spawned);
-  const name = options.name ?? "bencher";
-  await json(`${url}/accounts`, {
-    name,
-    email: `${name}@example.com`,
-    passphrase: "bench-passphrase",
-    captcha_token: "ok",
-  });
   outboxes.add(path.join(dataDir, "outbox"));
-  const verification = await mailedVerification(`${name}@example.com`);
-  await json(`${url}/accounts/${name}/verify_email`, { token: verification });
-  const login = await json(`${url}/login`, { name, passphrase: "bench-passphrase", captcha_token: "ok" });
-  const me = await fetch(`${url}/accounts/${name}`).then((r) => r.json() as Promise<{ id: string }>);
+  const { token, accountId } = await benchAccount(url, options.name ?? "bencher");
   return {
     url,
     pid: child.pid ?? 0,
-    token: login.body.authorization_token,
-    accountId: BigInt(me.id),
+    token,
+    accountId,
     databaseUrl,
     dataDir,
     startMs,
@@ -166,6 +156,21 @@ export async function startBenchServer(
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A verified account `name` registered on the bench server at `url`, logged in. */
+export async function benchAccount(url: string, name: string): Promise<{ token: string; accountId: bigint }> {
+  await json(`${url}/accounts`, {
+    name,
+    email: `${name}@example.com`,
+    passphrase: "bench-passphrase",
+    captcha_token: "ok",
+  });
+  const verification = await mailedVerification(`${name}@example.com`);
+  await json(`${url}/accounts/${name}/verify_email`, { token: verification });
+  const login = await json(`${url}/login`, { name, passphrase: "bench-passphrase", captcha_token: "ok" });
+  const me = await fetch(`${url}/accounts/${name}`).then((r) => r.json() as Promise<{ id: string }>);
+  return { token: login.body.authorization_token, accountId: BigInt(me.id) };
 }
 
 /** The resident set size of a process, in bytes (Linux). */
