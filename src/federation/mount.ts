@@ -11,6 +11,7 @@ import { PostgresKvStore } from "./kv-store.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { isNoteKind, noteActivity, noteUris } from "./notes.ts";
 import { type OutboxActivity, OutboxRelay } from "./outbox.ts";
+import { isProfileKind, profileActivity } from "./profile.ts";
 import { isReactionKind, reactionActivity, reactionUris } from "./reactions.ts";
 import { remoteAccounts } from "./remote-accounts.ts";
 
@@ -49,7 +50,9 @@ export function openFederation(services: AppServices, work: boolean): OpenFedera
       ? noteActivity(ctx, row)
       : isReactionKind(row.kind)
         ? reactionActivity(ctx, row)
-        : socialActivity(ctx, row);
+        : isProfileKind(row.kind)
+          ? profileActivity(ctx, row)
+          : socialActivity(ctx, row);
   const relay = work ? new OutboxRelay(federation, services, activityOf) : undefined;
   relay?.start();
   return {

@@ -16,6 +16,7 @@ import { thumbnailKey } from "../drive/service.ts";
 import { DomainError } from "../errors.ts";
 import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
 import { requireAccount, roleRank } from "../sessions/caller.ts";
+import { accountDeleted } from "./federation.ts";
 import { verifyPassphrase } from "./passphrase.ts";
 import { findAccount } from "./service.ts";
 
@@ -98,6 +99,8 @@ async function markDeleted(services: Services, accountId: bigint): Promise<void>
     await tx.session.deleteMany({ where: { accountId } });
     await tx.emailToken.deleteMany({ where: { accountId } });
     await tx.accountDeletion.create({ data: { accountId } });
+    // Its Delete is signed with its keys, which stay (docs/federation.md, "Keys of a deleted account").
+    await accountDeleted(services, tx, accountId);
     // Searches hide its notes already (the visibility rule); Meilisearch forgets them too.
     await tx.$executeRaw`
       INSERT INTO search_outbox (op, target_id) SELECT 'remove', id FROM notes

@@ -11,6 +11,7 @@ import { ownImageId } from "../drive/service.ts";
 import { DomainError } from "../errors.ts";
 import { optionalAccount, requireAccount, requireModerator, roleRank } from "../sessions/caller.ts";
 import { checkCaptcha, revokeSessions } from "../sessions/service.ts";
+import { profileChanged } from "./federation.ts";
 import { hashPassphrase } from "./passphrase.ts";
 import {
   accountSelector,
@@ -445,6 +446,7 @@ export async function updateAccount(
       select: PUBLIC_ACCOUNT_SELECT,
     });
     if (passphraseHash) await revokeSessions(tx, target.id);
+    if ([nickname, bio, locked, avatar, header].some((v) => v !== undefined)) await profileChanged(ctx, tx, target.id);
     const mailId = emailChange ? await queueMail(tx, emailTokenMail(account, emailChange, token)) : undefined;
     return { account, emailChange, mailId };
   });
