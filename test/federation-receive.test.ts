@@ -9,7 +9,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { signRequest } from "@fedify/fedify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_FETCH_DEPTH } from "../src/federation/remote-notes.ts";
+import { MAX_FETCHES } from "../src/federation/remote-notes.ts";
 import { cast } from "./support/cast.ts";
 import { type ListeningServer, listening } from "./support/federation.ts";
 import { type TestAccount, uploadFile } from "./support/fixtures.ts";
@@ -221,6 +221,12 @@ describe("notes of a followed remote account", () => {
     const federated = await page(true);
     expect(federated).toContainEqual({ id: note.id.toString(), url: uri });
     expect(federated).toContainEqual({ id: localId, url: `${a.url}/notes/${localId}` });
+    // The same through a page GraphQL answers with SQL alone (src/graphql/compiled-pages.ts).
+    const home = await gql(a, "{ homeTimeline { ... on NoteConnection { edges { node { id url } } } } }", {}, alice);
+    expect(home.homeTimeline.edges.map((edge: { node: unknown }) => edge.node)).toContainEqual({
+      id: note.id.toString(),
+      url: uri,
+    });
   });
 
   it("a reply to a note stored here links to it; its deletion there deletes it here, counters exact", async () => {
@@ -386,7 +392,7 @@ describe("activities of other servers", () => {
     expect(await stored(quote.id)).toMatchObject({ renoteId: BigInt(localId), content: "quoting" });
   });
 
-  it(`a reply chain is fetched ${MAX_FETCH_DEPTH} parents deep, no deeper`, async () => {
+  it(`a reply chain is fetched ${MAX_FETCHES} parents deep, no deeper`, async () => {
     const chain = [peerNote("eve")];
     for (let i = 1; i < 30; i++) chain.push(peerNote("eve", { inReplyTo: chain[i - 1].id }));
     const last = peerNote("mallory", { inReplyTo: chain[29].id, to: aliceUri(), cc: [] });
@@ -399,11 +405,32 @@ describe("activities of other servers", () => {
     }
     expect(links).toEqual(
       chain
-        .slice(-MAX_FETCH_DEPTH)
+        .slice(-MAX_FETCHES)
         .reverse()
         .map((n) => n.id),
     );
-    expect(await a.services.db.note.count({ where: { uri: { in: chain.map((n) => n.id) } } })).toBe(MAX_FETCH_DEPTH);
+    expect(await a.services.db.note.count({ where: { uri: { in: chain.map((n) => n.id) } } })).toBe(MAX_FETCHES);
+  });
+
+  it(`replies and quotes branching at every level cost ${MAX_FETCHES} fetches in all`, async () => {
+    const eve = { author: { uri: actorUri("eve") } };
+    const before = await a.services.db.note.count({ where: eve });
+    const context = ["https://www.w3.org/ns/activitystreams", { quoteUrl: "as:quoteUrl" }];
+    /** A served note of eve's answering one note and quoting another, each the same `levels - 1` deep. */
+    const tree = (levels: number): { id: string } => {
+      const note =
+        levels === 0
+          ? peerNote("eve")
+          : peerNote("eve", { inReplyTo: tree(levels - 1).id, quoteUrl: tree(levels - 1).id });
+      const path = new URL(note.id).pathname;
+      served.set(path, { ...(served.get(path) as object), "@context": context });
+      return note;
+    };
+    // 127 notes, each but the deepest answering and quoting two more.
+    const note = peerNote("mallory", { inReplyTo: tree(6).id, to: aliceUri(), cc: [] });
+    await deliver(create(note));
+    expect((await stored(note.id)).replyToId).not.toBeNull();
+    expect((await a.services.db.note.count({ where: eve })) - before).toBe(MAX_FETCHES);
   });
 
   it("hostile content: markup and scripts stripped, 10,000 mentions in bounded work, text cut to the limit", async () => {

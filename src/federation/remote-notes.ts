@@ -29,11 +29,17 @@ import { INSTANCE_ACTOR } from "./keys.ts";
 import { actorAccount, displayText, HTML_TO_TEXT } from "./remote-accounts.ts";
 
 /**
- * How many parents (or quoted notes) of a received note are fetched, one from the other: a deeper
- * one is stored without its link. Each fetch is one bounded request (src/federation/safe-fetch.ts),
- * so a chain of any length costs at most this many.
+ * How many notes one received activity may have fetched: parents, quoted notes, their parents...
+ * Past them a note is stored without its link. Each fetch is one bounded request
+ * (src/federation/safe-fetch.ts), and each level of recursion one fetch, so a reply chain of any
+ * length, or a tree of replies and quotes, costs at most this many.
  */
-export const MAX_FETCH_DEPTH = 8;
+export const MAX_FETCHES = 8;
+
+/** What is left of one activity's MAX_FETCHES. */
+interface Fetches {
+  left: number;
+}
 /** Of a note's tags, how many are looked at for mentions of local accounts, and how many of those kept. */
 const MAX_TAGS = 1000;
 const MAX_MENTIONED = 64;
@@ -79,7 +85,7 @@ export function listenToNotes(listeners: InboxListenerSetters<FederationData>): 
       if (!isNoteLike(object) || object.attributionId?.href !== create.actorId.href) return;
       const author = await authorOf(ctx, object);
       if (!author || !(await concernsLocal(ctx, author, object))) return;
-      await storeObject(ctx, object, author, 0);
+      await storeObject(ctx, object, author, { left: MAX_FETCHES });
     })
     .on(Announce, async (ctx, announce) => {
       if (!announce.id || !announce.actorId || !announce.objectId) return;
@@ -91,7 +97,7 @@ export function listenToNotes(listeners: InboxListenerSetters<FederationData>): 
       if (!local && !(await followedHere(ctx, announcer))) return;
       const visibility = visibilityOf(announcer, announce.toIds, announce.ccIds);
       if (visibility !== "public" && visibility !== "home" && visibility !== "followers") return;
-      const target = local ?? (await resolveNote(ctx, announce.objectId, 0));
+      const target = local ?? (await resolveNote(ctx, announce.objectId, { left: MAX_FETCHES }));
       if (!target || (target.visibility !== "public" && target.visibility !== "home")) return;
       await storeRemoteNote(ctx.data, {
         uri: announce.id.href,
@@ -245,34 +251,35 @@ async function localNote(ctx: Context<FederationData>, uri: URL): Promise<Target
 }
 
 /**
- * The note `uri` names: this server's, one stored, or (at `depth` below MAX_FETCH_DEPTH) fetched
+ * The note `uri` names: this server's, one stored, or (while `fetches` has some left) fetched
  * signed as the instance actor and stored. Null when it cannot be had or kept.
  */
-async function resolveNote(ctx: Context<FederationData>, uri: URL, depth: number): Promise<Target | null> {
+async function resolveNote(ctx: Context<FederationData>, uri: URL, fetches: Fetches): Promise<Target | null> {
   if (uri.origin === new URL(ctx.data.config.publicUrl).origin) return localNote(ctx, uri);
   const stored = await ctx.data.db.note.findUnique({
     where: { uri: uri.href },
     select: { id: true, visibility: true },
   });
-  if (stored || depth >= MAX_FETCH_DEPTH) return stored;
+  if (stored || fetches.left <= 0) return stored;
+  fetches.left--;
   // lookupObject refuses an object whose id is of another origin than its URL.
   const object = await ctx.lookupObject(uri.href, await loaders(ctx)).catch(() => null);
   if (!isNoteLike(object) || object.id?.href !== uri.href) return null;
   const author = await authorOf(ctx, object);
   if (!author) return null;
-  const id = await storeObject(ctx, object, author, depth + 1);
+  const id = await storeObject(ctx, object, author, fetches);
   return id === null ? null : ctx.data.db.note.findUnique({ where: { id }, select: { id: true, visibility: true } });
 }
 
 /**
- * `object` by `author` stored (once: by its id), its parent and quoted note resolved `depth` fetches
- * from the activity that brought it. The stored id, or null when no local account may read it.
+ * `object` by `author` stored (once: by its id), its parent and quoted note resolved with what
+ * is left of the `fetches` of the activity that brought it. The stored id, or null when no local account may read it.
  */
 async function storeObject(
   ctx: Context<FederationData>,
   object: NoteLike,
   author: Account,
-  depth: number,
+  fetches: Fetches,
 ): Promise<bigint | null> {
   const uri = (object.id as URL).href;
   const stored = await ctx.data.db.note.findUnique({ where: { uri }, select: { id: true } });
@@ -286,9 +293,9 @@ async function storeObject(
     visibility = "direct";
     sendToId = addressees[0];
   }
-  const parent = object.replyTargetId ? await resolveNote(ctx, object.replyTargetId, depth) : null;
+  const parent = object.replyTargetId ? await resolveNote(ctx, object.replyTargetId, fetches) : null;
   const quotedUri = quoteOf(object);
-  const quoted = quotedUri ? await resolveNote(ctx, quotedUri, depth) : null;
+  const quoted = quotedUri ? await resolveNote(ctx, quotedUri, fetches) : null;
   const text = textOf(object);
   const url = object.url instanceof URL ? object.url.href : (object.url?.href?.href ?? null);
   return storeRemoteNote(ctx.data, {
