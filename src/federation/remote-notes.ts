@@ -221,7 +221,7 @@ function isPublic(uri: URL): boolean {
 }
 
 /**
- * The visibility an object's addressing says, CONTRACT's mapping of local notes read backwards:
+ * The visibility an object's addressing says, the mapping of local notes (docs/federation.md#notes) read backwards:
  * as:Public in `to` is public, in `cc` home; the author's followers collection (without
  * as:Public) is followers; anything else direct (null: the caller picks its local recipient).
  */
