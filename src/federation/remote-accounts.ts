@@ -5,7 +5,7 @@
 // and on its `Update`.
 import type { Context, Federation } from "@fedify/fedify";
 import { type Actor, type Image, isActor, Link, type Recipient } from "@fedify/fedify/vocab";
-import { convert, type HtmlToTextOptions } from "html-to-text";
+import { compile, type HtmlToTextOptions } from "html-to-text";
 import { uniqueViolation } from "../db/client.ts";
 import { codePoints, LIMITS, remoteKeyOf } from "../domain/accounts/rules.ts";
 import type { Federator } from "../domain/context.ts";
@@ -122,7 +122,7 @@ export async function storeActor(ctx: Context<FederationData>, actor: Actor): Pr
       displayText(actor.name?.toString(), LIMITS.nicknameMax)
         .replace(/[\t\n]+/g, " ")
         .trim() || name,
-    bio: displayText(actor.summary ? convert(actor.summary.toString(), HTML_TO_TEXT) : "", LIMITS.bioMax),
+    bio: displayText(actor.summary ? bioText(actor.summary.toString()) : "", LIMITS.bioMax),
     locked: actor.manuallyApprovesFollowers ?? false,
     inboxUrl: actor.inboxId.href,
     sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
@@ -162,6 +162,8 @@ export const HTML_TO_TEXT: HtmlToTextOptions = {
     { selector: "img", format: "skip" },
   ],
 };
+/** HTML_TO_TEXT compiled once, not for every actor read. */
+const bioText = compile(HTML_TO_TEXT);
 
 /** Remote text as Murmur's display text rules keep it (rules.ts checkText): storable, bounded. */
 export function displayText(text: string | undefined, max: number): string {
