@@ -20,6 +20,15 @@ import { checkReactionEmoji } from "./emoji.ts";
 export const LIKE_KIND = "like:";
 export const UNLIKE_KIND = "unlike:";
 
+/** Notes seen to be local (bounded: cleared when full, as emoji.ts's `accepted`). */
+const localNotes = new Set<bigint>();
+const LOCAL_NOTES_MAX = 10_000;
+
+function rememberLocal(id: bigint): void {
+  if (localNotes.size >= LOCAL_NOTES_MAX) localNotes.clear();
+  localNotes.add(id);
+}
+
 export async function react<T = NoteView>(
   ctx: Context,
   noteId: string,
@@ -37,14 +46,17 @@ export async function react<T = NoteView>(
   // read before the insert (what refuse_deleted_accounts does for other tables, migration
   // 20261125060000), so a deletion's last batch either waits for the reaction and removes it, or
   // the reaction waits for the batch and sees the account deleted.
-  let outcome: { visible: boolean; blocked: boolean; reacted: boolean; alive: boolean };
+  let outcome: { visible: boolean; blocked: boolean; reacted: boolean; alive: boolean; local?: boolean | null };
   const reactionId = ctx.ids.next();
   // To a remote note, the Like goes to its author's server, written by the same statement
-  // (docs/federation.md, "Reactions"): a local note's reaction writes nothing more, its uri null.
-  const like = ctx.federation
+  // (docs/federation.md, "Reactions"). A note this process has seen to be local (its uri null,
+  // which never changes) gets the statement without that part: a viral local note pays for it
+  // once, not per reaction (its planning and execution were ~50 µs of ~700).
+  const mayBeRemote = ctx.federation !== undefined && !localNotes.has(id);
+  const like = mayBeRemote
     ? Prisma.sql`, liked AS (
         INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id)
-        SELECT ${LIKE_KIND + emoji}, ${caller.id}, t.author_id, ${ctx.federation.likeId(caller.id, reactionId)}, t.uri
+        SELECT ${LIKE_KIND + emoji}, ${caller.id}, t.author_id, ${ctx.federation?.likeId(caller.id, reactionId)}, t.uri
         FROM reacted r JOIN target t ON t.id = r.note_id WHERE t.uri IS NOT NULL
       )`
     : Prisma.empty;
@@ -56,7 +68,7 @@ export async function react<T = NoteView>(
       WITH reactor AS (
         SELECT a.id FROM accounts a WHERE a.id = ${caller.id} AND a.deleted_at IS NULL AND ${WAKES_LIVE_SQL} FOR KEY SHARE
       ), target AS (
-        SELECT n.id, n.author_id, n.uri FROM notes n WHERE n.id = ${id} AND ${audienceSql(caller)} ${unfrozenSql(caller)}
+        SELECT n.id, n.author_id ${mayBeRemote ? Prisma.sql`, n.uri` : Prisma.empty} FROM notes n WHERE n.id = ${id} AND ${audienceSql(caller)} ${unfrozenSql(caller)}
       ), blocked AS (
         SELECT EXISTS (SELECT FROM blocks b JOIN target t ON b.blocker_id = t.author_id
           WHERE b.blocked_id = ${caller.id}) AS yes
@@ -71,7 +83,8 @@ export async function react<T = NoteView>(
         FROM reacted r JOIN target t ON t.id = r.note_id WHERE ${notifiableSql(Prisma.sql`t.author_id`, caller.id)}
       )${like}
       SELECT EXISTS (SELECT FROM target) AS visible, (SELECT yes FROM blocked) AS blocked,
-        EXISTS (SELECT FROM reacted) AS reacted, EXISTS (SELECT FROM reactor) AS alive`,
+        EXISTS (SELECT FROM reacted) AS reacted, EXISTS (SELECT FROM reactor) AS alive
+        ${mayBeRemote ? Prisma.sql`, (SELECT t.uri IS NULL FROM target t) AS local` : Prisma.empty}`,
     );
   } catch (err) {
     // Deleted meanwhile; node-postgres' errors are PostgreSQL's own.
@@ -79,6 +92,7 @@ export async function react<T = NoteView>(
       throw new DomainError("NOTE_NOT_FOUND");
     throw err;
   }
+  if (outcome.local) rememberLocal(id);
   // Its notice's journal row was written without a NOTIFY (WAKES_LIVE_SQL): committed now, it wakes the hubs.
   if (outcome.reacted) wakeLiveHubs(ctx.db, ctx.log);
   // Deleted since its token was read: the token is one of a deleted account's
