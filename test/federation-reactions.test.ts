@@ -269,6 +269,17 @@ describe("reactions received from other software", () => {
     expect(await counts(a, id)).toEqual({});
   });
 
+  it("an Undo that arrives before its Like: the Like, when it comes, is no reaction", async () => {
+    const { id, uri } = await alicePosts();
+    const like = { id: activityId(), type: "Like", object: uri, content: "🐢" };
+    await zedPosts({ id: activityId(), type: "Undo", object: { ...like, actor: zedUri() } });
+    await expect.poll(inboxQueued, WAIT).toBe(0);
+    await zedPosts(like);
+    await expect.poll(inboxQueued, WAIT).toBe(0);
+    expect(await reactions(a, id)).toEqual([]);
+    expect(await counts(a, id)).toEqual({});
+  });
+
   it("an Undo of someone else's Like removes nothing", async () => {
     const { id, uri } = await alicePosts();
     await zedPosts({ id: activityId(), type: "Like", object: uri, content: "🔥" });

@@ -121,6 +121,7 @@ async function reactionText(activity: Like | EmojiReact): Promise<string | undef
 
 async function reacted(ctx: InboxContext<FederationData>, activity: Like | EmojiReact): Promise<void> {
   if (!activity.actorId || !activity.objectId) return;
+  if (activity.id && (await undoneBefore(ctx, activity.id))) return;
   const noteId = await noteIdOf(ctx, activity.objectId);
   if (noteId === undefined) return;
   const account = await actorAccount(ctx, activity.actorId);
@@ -145,6 +146,32 @@ export async function reactionUndone(
   if (!(object instanceof Like || object instanceof EmojiReact)) return false;
   if (object.actorId?.href !== sender.uri || !object.objectId) return true;
   const noteId = await noteIdOf(ctx, object.objectId);
-  if (noteId !== undefined) await remoteUnreact(ctx.data, sender.id, noteId);
+  if (noteId === undefined) return true;
+  const removed = await remoteUnreact(ctx.data, sender.id, noteId);
+  // Its Like not here yet (sent again later, or overtaken): it is not to count when it comes. Only
+  // an id of the sender's own origin, so nobody can stop another server's Like this way.
+  if (!removed && object.id && object.id.origin === new URL(sender.uri ?? "").origin) {
+    await ctx.data.db.$executeRaw`
+      INSERT INTO federation_kv (key, value, expires_at)
+      VALUES (${undoneKey(object.id)}, 'true'::jsonb, now() + ${UNDONE_FOR}::interval)
+      ON CONFLICT (key) DO NOTHING`;
+  }
   return true;
+}
+
+/**
+ * How long an Undo whose Like has not come is remembered, in Fedify's key-value store (its table,
+ * src/federation/kv-store.ts, which sweeps what expires): as long as Murmur retries a delivery.
+ */
+const UNDONE_FOR = "48 hours";
+
+function undoneKey(likeId: URL): string {
+  // The key as the store encodes one (a JSON array), in a prefix of Murmur's own.
+  return JSON.stringify(["murmur", "undone-reaction", likeId.href]);
+}
+
+async function undoneBefore(ctx: InboxContext<FederationData>, likeId: URL): Promise<boolean> {
+  const rows = await ctx.data.db.$queryRaw<unknown[]>`
+    SELECT FROM federation_kv WHERE key = ${undoneKey(likeId)} AND expires_at > now()`;
+  return rows.length > 0;
 }
