@@ -162,7 +162,8 @@ describe("reactions between two Murmur servers", () => {
     const posted = await b.request("POST", "/notes", { token: bob.token, body: { content: "react to me" } });
     expect(posted.status).toBe(201);
     const onB = (posted.body as { id: string }).id;
-    const onA = await storedOnA(await resolvedOnA(`@bob@${b.services.config.localHost}`), `${b.url}/notes/${onB}`);
+    const bobOnA = await resolvedOnA(`@bob@${b.services.config.localHost}`);
+    const onA = await storedOnA(bobOnA, `${b.url}/notes/${onB}`);
 
     const reacted = await a.request("POST", `/notes/${onA}/reaction`, { token: alice.token, body: { emoji: "🎉" } });
     expect(reacted.status, JSON.stringify(reacted.body)).toBe(200);
@@ -170,6 +171,8 @@ describe("reactions between two Murmur servers", () => {
     await expect.poll(() => reactions(b, onB), WAIT).toEqual([[aliceOnB, "🎉"]]);
     expect(await counts(b, onB)).toEqual({ "🎉": 1 });
     expect(await reactedNotices(b, bob)).toEqual(["🎉"]);
+    // Remote accounts get no notifications: bob's is on B.
+    expect(await a.services.db.notification.count({ where: { recipientId: bobOnA } })).toBe(0);
 
     expect((await a.request("DELETE", `/notes/${onA}/reaction`, { token: alice.token })).status).toBe(204);
     await expect.poll(() => reactions(b, onB), WAIT).toEqual([]);

@@ -56,7 +56,7 @@ export function isReactionKind(kind: string): boolean {
 export const reactionActivity: OutboxActivity = async (ctx, row) => {
   if (!row.objectId) return null;
   const author = await ctx.data.db.account.findUnique({
-    where: { id: row.recipient },
+    where: { id: row.recipient, deletedAt: null },
     select: { uri: true, inboxUrl: true, sharedInboxUrl: true },
   });
   const recipient = author && remoteRecipient(author);

@@ -51,7 +51,8 @@ export async function react<T = NoteView>(
   // To a remote note, the Like goes to its author's server, written by the same statement
   // (docs/federation.md, "Reactions"). A note this process has seen to be local (its uri null,
   // which never changes) gets the statement without that part: a viral local note pays for it
-  // once, not per reaction (its planning and execution were ~50 µs of ~700).
+  // once, not per reaction (its planning and execution were ~50 µs of ~700). A remote note's
+  // author is a remote account, which gets no notifications (docs/federation.md#follows).
   const mayBeRemote = ctx.federation !== undefined && !localNotes.has(id);
   const like = mayBeRemote
     ? Prisma.sql`, liked AS (
@@ -81,6 +82,7 @@ export async function react<T = NoteView>(
         INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
         SELECT ${ctx.ids.next()}, t.author_id, 'reacted'::"NotificationType", ${caller.id}, t.id, ${emoji}
         FROM reacted r JOIN target t ON t.id = r.note_id WHERE ${notifiableSql(Prisma.sql`t.author_id`, caller.id)}
+          ${mayBeRemote ? Prisma.sql`AND t.uri IS NULL` : Prisma.empty}
       )${like}
       SELECT EXISTS (SELECT FROM target) AS visible, (SELECT yes FROM blocked) AS blocked,
         EXISTS (SELECT FROM reacted) AS reacted, EXISTS (SELECT FROM reactor) AS alive
