@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cast } from "./support/cast.ts";
 import { type ListeningServer, listening } from "./support/federation.ts";
-import { PASSPHRASE, type TestAccount } from "./support/fixtures.ts";
+import { PASSPHRASE, type TestAccount, uploadFile } from "./support/fixtures.ts";
+import { image } from "./support/media.ts";
 import { Peer } from "./support/peer.ts";
 
 /** Federation's answers are documented in docs/federation.md, not openapi.json. */
@@ -93,6 +94,17 @@ describe("a local account's profile and deletion across servers", () => {
     });
     // Nobody the account follows but does not follow it back is sent its profile.
     expect(posts(followed, "Update")).toEqual([]);
+  });
+
+  it("an avatar set, and unset by deleting its file, is each an Update", async () => {
+    const file = (await uploadFile(a, alice, await image("png", 32, 32), "me.png")).id;
+    const set = await a.request("PATCH", "/accounts/alice", { token: alice.token, body: { avatar_file_id: file } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    await expect.poll(() => posts(followers, "Update").length, WAIT).toBe(2);
+    expect(posts(followers, "Update")[1].activity.object.icon).toMatchObject({ url: `${a.url}/files/${file}` });
+    expect((await a.request("DELETE", `/drive/${file}`, { token: alice.token })).status).toBe(204);
+    await expect.poll(() => posts(followers, "Update").length, WAIT).toBe(3);
+    expect(posts(followers, "Update")[2].activity.object.icon).toBeUndefined();
   });
 
   it("a deletion is Delete(Person) to its followers' and followees' servers; B deletes the account", async () => {

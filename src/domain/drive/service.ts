@@ -10,6 +10,7 @@ import { orGone } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { DriveFile } from "../../generated/prisma/client.ts";
 import { type ByteRange, isFileSystemError, MissingObject, StoreUnavailable } from "../../storage/storage.ts";
+import { profileChanged } from "../accounts/federation.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
 import type { Context, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
@@ -232,8 +233,10 @@ export async function updateDriveFile(ctx: Context, fileId: string, nsfw: boolea
 export async function deleteDriveFile(ctx: Context, fileId: string): Promise<void> {
   const file = await getDriveFile(ctx, fileId);
   await ctx.db.$transaction(async (tx) => {
-    await tx.account.updateMany({ where: { avatarFileId: file.id }, data: { avatarFileId: null } });
-    await tx.account.updateMany({ where: { headerFileId: file.id }, data: { headerFileId: null } });
+    const avatars = await tx.account.updateMany({ where: { avatarFileId: file.id }, data: { avatarFileId: null } });
+    const headers = await tx.account.updateMany({ where: { headerFileId: file.id }, data: { headerFileId: null } });
+    // The owner's profile lost an image: other servers are told, as for any profile change.
+    if (file.ownerId !== null && avatars.count + headers.count > 0) await profileChanged(ctx, tx, file.ownerId);
     // A concurrent deletion of the same file got there first: nothing left to delete.
     const { count } = await tx.driveFile.deleteMany({ where: { id: file.id } });
     if (count === 0) throw new DomainError("FILE_NOT_FOUND");
