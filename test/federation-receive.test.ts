@@ -363,6 +363,17 @@ describe("activities of other servers", () => {
     await expect.poll(() => a.services.db.note.count({ where: { id: row.id } }), WAIT).toBe(0);
   });
 
+  it("a Delete that overtook its note's Create: the Create, come late, stores nothing", async () => {
+    const note = peerNote("mallory", { to: aliceUri(), cc: [] });
+    await deliver({ id: `${note.id}#delete`, type: "Delete", actor: actorUri("mallory"), object: note.id });
+    await deliver(create(note));
+    // Both handled: the queue is empty once each is done.
+    await expect
+      .poll(() => a.services.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM federation_messages`, WAIT)
+      .toEqual([{ n: 0 }]);
+    expect(await a.services.db.note.count({ where: { uri: note.id } })).toBe(0);
+  });
+
   it("Announce of a local note is a renote (its author notified), gone with its Undo; a quote links its note", async () => {
     const local = await a.request("POST", "/notes", { token: alice.token, body: { content: "renote me" } });
     const localId = (local.body as { id: string }).id;

@@ -14,6 +14,7 @@ import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
 import type { OutboxActivity } from "./outbox.ts";
+import { rememberOvertaken, wasOvertaken } from "./overtaken.ts";
 import { actorAccount, remoteRecipient } from "./remote-accounts.ts";
 
 const MISSKEY_CONTEXT = { misskey: "https://misskey-hub.net/ns#", _misskey_reaction: "misskey:_misskey_reaction" };
@@ -121,7 +122,7 @@ async function reactionText(activity: Like | EmojiReact): Promise<string | undef
 
 async function reacted(ctx: InboxContext<FederationData>, activity: Like | EmojiReact): Promise<void> {
   if (!activity.actorId || !activity.objectId) return;
-  if (activity.id && (await undoneBefore(ctx, activity.id))) return;
+  if (activity.id && (await wasOvertaken(ctx.data.db, "undone-reaction", activity.id))) return;
   const noteId = await noteIdOf(ctx, activity.objectId);
   if (noteId === undefined) return;
   const account = await actorAccount(ctx, activity.actorId);
@@ -151,27 +152,7 @@ export async function reactionUndone(
   // Its Like not here yet (sent again later, or overtaken): it is not to count when it comes. Only
   // an id of the sender's own origin, so nobody can stop another server's Like this way.
   if (!removed && object.id && object.id.origin === new URL(sender.uri ?? "").origin) {
-    await ctx.data.db.$executeRaw`
-      INSERT INTO federation_kv (key, value, expires_at)
-      VALUES (${undoneKey(object.id)}, 'true'::jsonb, now() + ${UNDONE_FOR}::interval)
-      ON CONFLICT (key) DO NOTHING`;
+    await rememberOvertaken(ctx.data.db, "undone-reaction", object.id);
   }
   return true;
-}
-
-/**
- * How long an Undo whose Like has not come is remembered, in Fedify's key-value store (its table,
- * src/federation/kv-store.ts, which sweeps what expires): as long as Murmur retries a delivery.
- */
-const UNDONE_FOR = "48 hours";
-
-function undoneKey(likeId: URL): string {
-  // The key as the store encodes one (a JSON array), in a prefix of Murmur's own.
-  return JSON.stringify(["murmur", "undone-reaction", likeId.href]);
-}
-
-async function undoneBefore(ctx: InboxContext<FederationData>, likeId: URL): Promise<boolean> {
-  const rows = await ctx.data.db.$queryRaw<unknown[]>`
-    SELECT FROM federation_kv WHERE key = ${undoneKey(likeId)} AND expires_at > now()`;
-  return rows.length > 0;
 }

@@ -8,7 +8,7 @@ import {
   Announce,
   Article,
   Create,
-  type Delete,
+  Delete,
   Document,
   Link,
   Mention,
@@ -26,6 +26,7 @@ import { LIMITS } from "../domain/notes/service.ts";
 import type { Account, Visibility } from "../generated/prisma/client.ts";
 import type { FederationData } from "./data.ts";
 import { INSTANCE_ACTOR } from "./keys.ts";
+import { rememberOvertaken, wasOvertaken } from "./overtaken.ts";
 import { actorAccount, displayText, HTML_TO_TEXT } from "./remote-accounts.ts";
 
 /**
@@ -88,6 +89,7 @@ export function listenToNotes(listeners: InboxListenerSetters<FederationData>): 
       if (!isNoteLike(object) || object.attributionId?.href !== create.actorId.href) return;
       const author = await authorOf(ctx, object);
       if (!author || !(await concernsLocal(ctx, author, object))) return;
+      if (object.id && (await wasOvertaken(ctx.data.db, "deleted-note", object.id))) return;
       await storeObject(ctx, object, author, { left: MAX_FETCHES });
     })
     .on(Announce, async (ctx, announce) => {
@@ -135,7 +137,12 @@ export async function noteDeleted(
   deletion: Delete | { actorId: URL | null; objectId: URL | null },
 ): Promise<boolean> {
   if (!deletion.actorId || !deletion.objectId) return false;
-  return deleteRemoteNote(ctx.data, deletion.actorId.href, deletion.objectId.href);
+  const deleted = await deleteRemoteNote(ctx.data, deletion.actorId.href, deletion.objectId.href);
+  // A note of the sender's own origin not here yet: its Create, if it comes later, is not stored.
+  if (!deleted && deletion instanceof Delete && deletion.objectId.origin === deletion.actorId.origin) {
+    await rememberOvertaken(ctx.data.db, "deleted-note", deletion.objectId);
+  }
+  return deleted;
 }
 
 async function loaders(ctx: Context<FederationData>) {

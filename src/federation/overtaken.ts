@@ -1,0 +1,30 @@
+// Activities that came before what they undo: an Undo before its Like, a Delete before its note's
+// Create (the first sent again later, or overtaken on the way). What they name is remembered in
+// Fedify's key-value table (src/federation/kv-store.ts, which sweeps what expires) for as long as
+// Murmur retries a delivery, and what comes late for it then counts for nothing
+// (docs/federation.md#activities-out-of-order).
+import type { Db } from "../db/client.ts";
+
+const REMEMBERED_FOR = "48 hours";
+
+export type Overtaken = "undone-reaction" | "deleted-note";
+
+function keyOf(kind: Overtaken, uri: URL): string {
+  // The key as the store encodes one (a JSON array), in a prefix of Murmur's own.
+  return JSON.stringify(["murmur", kind, uri.href]);
+}
+
+/** `uri` (a Like's id, a note's) was undone or deleted before it came. */
+export async function rememberOvertaken(db: Db, kind: Overtaken, uri: URL): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO federation_kv (key, value, expires_at)
+    VALUES (${keyOf(kind, uri)}, 'true'::jsonb, now() + ${REMEMBERED_FOR}::interval)
+    ON CONFLICT (key) DO NOTHING`;
+}
+
+/** Whether `uri` was undone or deleted before it came. */
+export async function wasOvertaken(db: Db, kind: Overtaken, uri: URL): Promise<boolean> {
+  const rows = await db.$queryRaw<unknown[]>`
+    SELECT FROM federation_kv WHERE key = ${keyOf(kind, uri)} AND expires_at > now()`;
+  return rows.length > 0;
+}
