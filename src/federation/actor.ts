@@ -2,12 +2,14 @@
 // the account's wire fields (src/projection/account.ts, docs/http.md#one-shape), the same values
 // REST and GraphQL answer, so a change of one of them changes the Person too.
 
+import type { Context } from "@fedify/fedify";
 import { type CryptographicKey, Endpoints, Image, type Multikey, Person } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Config } from "../config.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import { ACCOUNT } from "../projection/account.ts";
 import type { Viewer } from "../projection/field.ts";
+import type { FederationData } from "./data.ts";
 import { htmlOf } from "./html.ts";
 
 /** What of an account row its Person shows. */
@@ -38,12 +40,26 @@ export interface PersonLinks {
   assertionMethods: Multikey[];
 }
 
-/** The Person of local account `account`, as another server is shown it. */
-export function personOf(
-  config: Pick<Config, "publicUrl" | "localHost">,
-  account: PersonAccount,
-  links: PersonLinks,
-): Person {
+/**
+ * The Person of local account `account` at its id, as another server is shown it: at its id, and
+ * in the Update(Person) its profile change sends (src/federation/profile.ts).
+ */
+export async function localPerson(ctx: Context<FederationData>, account: PersonAccount): Promise<Person> {
+  const identifier = account.id.toString();
+  const [rsa, ed25519] = await ctx.getActorKeyPairs(identifier);
+  return personOf(ctx.data.config, account, {
+    id: ctx.getActorUri(identifier),
+    inbox: ctx.getInboxUri(identifier),
+    outbox: ctx.getOutboxUri(identifier),
+    followers: ctx.getFollowersUri(identifier),
+    following: ctx.getFollowingUri(identifier),
+    sharedInbox: ctx.getInboxUri(),
+    publicKey: rsa.cryptographicKey,
+    assertionMethods: [ed25519.multikey],
+  });
+}
+
+export function personOf(config: Pick<Config, "publicUrl" | "localHost">, account: PersonAccount, links: PersonLinks): Person {
   // Nobody in particular: another server sees what an anonymous REST client does.
   const viewer: Viewer = { viewerId: undefined, publicUrl: config.publicUrl, localHost: config.localHost };
   const bio = ACCOUNT.bio.value(account, viewer);

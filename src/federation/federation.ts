@@ -16,7 +16,7 @@ import { parseSnowflake } from "../db/snowflake.ts";
 import { keyOf } from "../domain/accounts/rules.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
-import { personOf } from "./actor.ts";
+import { localPerson } from "./actor.ts";
 import type { FederationData } from "./data.ts";
 import { deliveryOptions, GuardedQueue } from "./delivery.ts";
 import { safeDocumentLoader } from "./document-loader.ts";
@@ -101,20 +101,9 @@ export function createMurmurFederation(
       if (identifier === INSTANCE_ACTOR) return instanceActor(ctx);
       const account = await accountOf(ctx, identifier);
       if (!account) return null;
-      const id = ctx.getActorUri(identifier);
       // Deleted: 410 Gone with a Tombstone, here and at WebFinger.
-      if (account.deletedAt) return new Tombstone({ id, formerType: Person });
-      const [rsa, ed25519] = await ctx.getActorKeyPairs(identifier);
-      return personOf(config, account, {
-        id,
-        inbox: ctx.getInboxUri(identifier),
-        outbox: ctx.getOutboxUri(identifier),
-        followers: ctx.getFollowersUri(identifier),
-        following: ctx.getFollowingUri(identifier),
-        sharedInbox: ctx.getInboxUri(),
-        publicKey: rsa.cryptographicKey,
-        assertionMethods: [ed25519.multikey],
-      });
+      if (account.deletedAt) return new Tombstone({ id: ctx.getActorUri(identifier), formerType: Person });
+      return localPerson(ctx, account);
     })
     .setKeyPairsDispatcher(async (ctx, identifier) => {
       if (identifier !== INSTANCE_ACTOR && !(await accountOf(ctx, identifier))) return [];

@@ -6,7 +6,7 @@
 import type { Context } from "@fedify/fedify";
 import { Delete, PUBLIC_COLLECTION, type Recipient, Update } from "@fedify/fedify/vocab";
 import { PROFILE_KINDS } from "../domain/accounts/federation.ts";
-import { personOf } from "./actor.ts";
+import { localPerson } from "./actor.ts";
 import type { FederationData } from "./data.ts";
 import type { OutboxActivity } from "./outbox.ts";
 import { remoteRecipient } from "./remote-accounts.ts";
@@ -35,17 +35,7 @@ export const profileActivity: OutboxActivity = async (ctx, row) => {
   if (!account) return null;
   const recipients = await remoteFollowers(ctx, row.sender);
   if (recipients.length === 0) return null;
-  const [rsa, ed25519] = await ctx.getActorKeyPairs(identifier);
-  const person = personOf(ctx.data.config, account, {
-    id: actor,
-    inbox: ctx.getInboxUri(identifier),
-    outbox: ctx.getOutboxUri(identifier),
-    followers: ctx.getFollowersUri(identifier),
-    following: ctx.getFollowingUri(identifier),
-    sharedInbox: ctx.getInboxUri(),
-    publicKey: rsa.cryptographicKey,
-    assertionMethods: [ed25519.multikey],
-  });
+  const person = await localPerson(ctx, account);
   return { recipients, activity: new Update({ id, actor, object: person, to: PUBLIC_COLLECTION }) };
 };
 
