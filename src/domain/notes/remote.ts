@@ -8,7 +8,7 @@ import type { Visibility } from "../../generated/prisma/client.ts";
 import type { Services } from "../context.ts";
 import { notifiableSql } from "../notifications/notify.ts";
 import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
-import { LIMITS, PLAIN_RENOTE } from "./service.ts";
+import { LIMITS, PLAIN_RENOTE, removeNotes } from "./service.ts";
 
 export interface RemoteNote {
   /** Its ActivityPub id (the Announce's for a renote). */
@@ -150,12 +150,7 @@ export async function deleteRemoteNote(services: Services, authorUri: string, ur
     await tx.$executeRaw`
       DELETE FROM drive_files f USING note_attachments x
       WHERE x.note_id = ${note.id} AND f.id = x.file_id AND f.url IS NOT NULL`;
-    await tx.$executeRaw`
-      UPDATE accounts a SET notes_count = a.notes_count - g.n
-      FROM (SELECT author_id, count(*)::int AS n FROM notes WHERE id = ANY(${gone}) GROUP BY author_id) g
-      WHERE a.id = g.author_id`;
-    await tx.note.deleteMany({ where: { id: { in: gone } } });
-    await recordSearchChange(services, tx, "remove", gone);
+    await removeNotes(services, tx, gone);
     return true;
   });
 }

@@ -5,7 +5,7 @@ import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findPublicAccount, type PublicAccount, publicColumnsOf } from "../accounts/service.ts";
-import type { Context } from "../context.ts";
+import type { Context, Services } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
 import { WAKES_LIVE_SQL, wakeLiveHubs } from "../live/wake.ts";
 import { type NotificationInput, notifiableSql, notify } from "../notifications/notify.ts";
@@ -343,6 +343,20 @@ export const QUOTE = {
   NOT: { content: "", attachments: { none: {} } },
 } satisfies Prisma.NoteWhereInput;
 
+/**
+ * Notes `gone` deleted in `tx` (a note and its plain renotes, locally or by their remote author):
+ * each author's counter drops by the notes of theirs among them, in one statement however many,
+ * and the search index forgets them.
+ */
+export async function removeNotes(services: Services, tx: Prisma.TransactionClient, gone: bigint[]): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE accounts a SET notes_count = a.notes_count - g.n
+    FROM (SELECT author_id, count(*)::int AS n FROM notes WHERE id = ANY(${gone}) GROUP BY author_id) g
+    WHERE a.id = g.author_id`;
+  await tx.note.deleteMany({ where: { id: { in: gone } } });
+  await recordSearchChange(services, tx, "remove", gone);
+}
+
 /** Deletes a note (its author, or a moderator): its plain renotes, reactions and bookmarks go too. */
 export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
   const caller = requireAccount(ctx);
@@ -368,14 +382,11 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
       where: { ...PLAIN_RENOTE, renoteId: note.id },
       select: { id: true, authorId: true, visibility: true },
     });
-    const gone = [note, ...plainRenotes].map((n) => n.id);
-    // Each author's counter drops by the notes of theirs that go: one statement, however many.
-    await tx.$executeRaw`
-      UPDATE accounts a SET notes_count = a.notes_count - g.n
-      FROM (SELECT author_id, count(*)::int AS n FROM notes WHERE id = ANY(${gone}) GROUP BY author_id) g
-      WHERE a.id = g.author_id`;
-    await tx.note.deleteMany({ where: { id: { in: gone } } });
-    await recordSearchChange(ctx, tx, "remove", gone);
+    await removeNotes(
+      ctx,
+      tx,
+      [note, ...plainRenotes].map((n) => n.id),
+    );
     const sendTo = note.sendToId === null ? null : await tx.account.findUnique({ where: { id: note.sendToId } });
     const federated = noteOutboxSql(
       ctx,
