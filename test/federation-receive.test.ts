@@ -251,11 +251,17 @@ describe("attachments", () => {
     const note = await stored(uri);
     const answer = await a.request("GET", `/notes/${note.id}`, { token: alice.token });
     expect(answer.status).toBe(200);
-    const [attached] = (answer.body as { attachment_files: { url: string; mime: string; name: string }[] })
-      .attachment_files;
+    const [attached] = (
+      answer.body as { attachment_files: { url: string; mime: string; name: string; blur?: string }[] }
+    ).attachment_files;
     expect(attached).toMatchObject({ url: file.url });
     const row = await a.services.db.driveFile.findFirstOrThrow({ where: { url: file.url } });
     expect(row).toMatchObject({ ownerId: note.authorId, mime: "image/png" });
+    // Its blurhash (toot:blurhash, which Fedify's Document drops) and type are the ones B sent.
+    const sent = await b.services.db.driveFile.findUniqueOrThrow({ where: { id: BigInt(file.id) } });
+    expect(sent.blurhash).toBeTruthy();
+    expect(row).toMatchObject({ blurhash: sent.blurhash, name: "pic.png" });
+    expect(attached).toMatchObject({ blur: sent.blurhash });
     // Not copied: nothing of it is in A's storage.
     expect((await a.request("GET", `/files/${row.id}`)).body).toEqual({ error: "FILE_NOT_FOUND" });
     expect(

@@ -28,6 +28,7 @@ import type { FederationData } from "./data.ts";
 import { INSTANCE_ACTOR } from "./keys.ts";
 import { rememberOvertaken, wasOvertaken } from "./overtaken.ts";
 import { actorAccount, displayText, HTML_TO_TEXT } from "./remote-accounts.ts";
+import { blurhashesOf, rememberSource } from "./vocab.ts";
 
 /**
  * How many notes one received activity may have fetched: parents, quoted notes, their parents...
@@ -87,6 +88,7 @@ export function listenToNotes(listeners: InboxListenerSetters<FederationData>): 
       if (!create.actorId) return;
       const object = await create.getObject({ ...(await loaders(ctx)), suppressError: true });
       if (!isNoteLike(object) || object.attributionId?.href !== create.actorId.href) return;
+      rememberSource(object, create);
       const author = await authorOf(ctx, object);
       if (!author || !(await concernsLocal(ctx, author, object))) return;
       if (object.id && (await wasOvertaken(ctx.data.db, "deleted-note", object.id))) return;
@@ -206,6 +208,7 @@ async function localAddressees(ctx: Context<FederationData>, object: NoteLike): 
  */
 async function attachmentsOf(object: NoteLike): Promise<RemoteFile[]> {
   const files: RemoteFile[] = [];
+  const blurhashes = blurhashesOf(object);
   for await (const item of object.getAttachments(NO_FETCH)) {
     if (files.length >= LIMITS.attachments) break;
     if (!(item instanceof Document) || item instanceof Page) continue;
@@ -219,7 +222,7 @@ async function attachmentsOf(object: NoteLike): Promise<RemoteFile[]> {
       url: url.href,
       name,
       mime: /^[\w.+-]+\/[\w.+-]+$/.test(item.mediaType ?? "") ? (item.mediaType as string) : "application/octet-stream",
-      blurhash: "",
+      blurhash: blurhashes.get(url.href) ?? "",
       nsfw: object.sensitive === true || item.sensitive === true,
     });
   }

@@ -5,6 +5,7 @@
 // added to the one Fedify compacts with. The Linked Data signature and the object proof Fedify
 // makes are over this same JSON, so they hold.
 import { Create, Document, Note } from "@fedify/fedify/vocab";
+import { isBlurhashValid } from "blurhash";
 
 const BLURHASH = "http://joinmastodon.org/ns#blurhash";
 
@@ -70,4 +71,39 @@ export class CreateWithBlurhash extends Create {
     if (options.format === "expand" || options.context) return super.toJsonLd(options);
     return super.toJsonLd({ ...options, format: "compact", context: await contextOf("Create", () => new Create({})) });
   }
+}
+
+/** The JSON a received object came in, where Fedify kept only its enclosing activity's. */
+const sources = new WeakMap<object, unknown>();
+
+/** Remembers `object`'s JSON as the `object` of the activity `activity` was read from. */
+export function rememberSource(object: object, activity: Create): void {
+  const json = (activity as unknown as { _cachedJsonLd?: unknown })._cachedJsonLd;
+  if (json && typeof json === "object") sources.set(object, (json as Record<string, unknown>).object);
+}
+
+/**
+ * A received note's attachments' blurhashes by URL: Fedify's Document drops `toot:blurhash`, and
+ * keeps no JSON of an object read inside another, so they are read from the JSON the note came in
+ * (its own when fetched alone, else its Create's), under the key Mastodon, Misskey and Murmur send.
+ * Anything but a well-formed hash is none.
+ */
+export function blurhashesOf(note: object): Map<string, string> {
+  const found = new Map<string, string>();
+  const json = (note as unknown as { _cachedJsonLd?: unknown })._cachedJsonLd ?? sources.get(note);
+  if (!json || typeof json !== "object") return found;
+  const attachment = (json as Record<string, unknown>).attachment;
+  for (const item of Array.isArray(attachment) ? attachment : [attachment]) {
+    if (!item || typeof item !== "object") continue;
+    const record = item as Record<string, unknown>;
+    const { url } = record;
+    // The JSON Fedify keeps of a signed activity is compacted again with its own context, which
+    // names the term by its IRI.
+    const term = record.blurhash ?? record[BLURHASH] ?? record["toot:blurhash"];
+    const blurhash = Array.isArray(term) ? (term[0] as { "@value"?: unknown } | undefined)?.["@value"] : term;
+    const href = typeof url === "string" ? url : (url as { href?: unknown } | null)?.href;
+    if (typeof href !== "string" || typeof blurhash !== "string") continue;
+    if (blurhash.length <= 200 && isBlurhashValid(blurhash).result) found.set(href, blurhash);
+  }
+  return found;
 }
