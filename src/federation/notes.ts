@@ -1,4 +1,5 @@
-// Local notes as ActivityPub (docs/federation.md#notes): the Note each is at its id
+// Local notes as ActivityPub (docs/federation.md#notes), their wire fields drawn from the note
+// and drive-file projections as the Person is from the account's: the Note each is at its id
 // (`/notes/<id>`, the REST path of the same note, answered under content negotiation), and the
 // activities its author's remote followers, its remote direct recipient, and the other servers'
 // accounts it names or answers are sent: Create(Note) and Delete(Tombstone), or for a plain renote
@@ -17,11 +18,13 @@ import {
 } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import { parseSnowflake } from "../db/snowflake.ts";
-import { fileUrl } from "../domain/drive/urls.ts";
 import { NOTE_KINDS } from "../domain/notes/federation.ts";
 import { mentionsIn } from "../domain/notes/mentions.ts";
 import { PLAIN_RENOTE } from "../domain/notes/service.ts";
 import type { Account, Visibility } from "../generated/prisma/client.ts";
+import { DRIVE_FILE } from "../projection/drive-file.ts";
+import type { Viewer } from "../projection/field.ts";
+import { NOTE } from "../projection/note.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
 import { noteHtmlOf } from "./html.ts";
@@ -148,28 +151,32 @@ async function noteOf(ctx: Context<FederationData>, note: StoredNote): Promise<N
   if (open && parent?.author.host) tag(parent.author);
   const named = open ? [...tagged.values()].map((t) => t.href) : [];
   const quoted = note.renote ? idOf(ctx, note.renote) : null;
+  // Its wire fields are the projection's values (src/projection/note.ts, drive-file.ts), as REST and
+  // GraphQL answer them to a reader with no account: a change of one changes the Note too.
+  const viewer: Viewer = { viewerId: undefined, publicUrl: ctx.data.config.publicUrl, localHost };
+  const cw = NOTE.cwComment.value(note, viewer);
   return new NoteWithBlurhash({
     id,
-    url: id,
+    url: new URL(NOTE.url.value({ ...note, url: null }, viewer)),
     attribution: ctx.getActorUri(note.authorId.toString()),
-    content: noteHtmlOf(note.content, localHost, (m) => {
+    content: noteHtmlOf(NOTE.content.value(note, viewer), localHost, (m) => {
       const account = mentioned.get(m.nameKey);
       return account ? actorIdOf(ctx, account)?.href : undefined;
     }),
-    summary: note.cwComment || null,
-    sensitive: note.cwComment !== "",
-    published: Temporal.Instant.fromEpochMilliseconds(note.createdAt.getTime()),
+    summary: cw || null,
+    sensitive: cw !== "",
+    published: Temporal.Instant.from(NOTE.createdAt.value(note, viewer)),
     replyTarget: parent ? idOf(ctx, parent) : null,
     // Fedify writes quoteUrl as `quoteUrl`, Misskey's `_misskey_quote` and Fedibird's `quoteUri`.
     quoteUrl: quoted,
     attachments: note.attachments.map(
       ({ file }) =>
         new BlurhashDocument({
-          mediaType: file.mime,
-          blurhash: file.blurhash,
-          url: new URL(file.url ?? fileUrl(ctx.data.config, file.id)),
-          name: file.name,
-          sensitive: file.nsfw,
+          mediaType: DRIVE_FILE.mime.value(file, viewer),
+          blurhash: DRIVE_FILE.blurhash.value(file, viewer),
+          url: new URL(DRIVE_FILE.url.value(file, viewer)),
+          name: DRIVE_FILE.name.value(file, viewer),
+          sensitive: DRIVE_FILE.nsfw.value(file, viewer),
         }),
     ),
     tags: [...tagged.values()].map((t) => new Mention(t)),
