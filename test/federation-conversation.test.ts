@@ -141,3 +141,51 @@ describe("visibility across three servers", () => {
     expect(await c.services.db.note.count({ where: { uri: note.uri } })).toBe(0);
   });
 });
+
+/** The `type` notifications of `who` on `server`: their note ids. */
+async function notified(server: ListeningServer, who: TestAccount, type: string): Promise<string[]> {
+  const answer = await server.request("GET", "/notifications", { token: who.token });
+  expect(answer.status).toBe(200);
+  return (answer.body as { notifications: { type: string; note_id?: string; noteId?: string }[] }).notifications
+    .filter((n) => n.type === type)
+    .map((n) => n.note_id ?? n.noteId ?? "");
+}
+
+describe("renotes, quotes and reactions crossing servers", () => {
+  it("ben renotes ann's note, cal quotes ben's: each author is notified at home; ben's reaction shows on A, until ann deletes it", async () => {
+    const note = await post(a, ann, { content: "share me" });
+    const onB = await storedOn(b, note.uri);
+    const renote = await post(b, ben, {}, `/notes/${onB}/renote`);
+    // A plain renote arrives as its Announce, stored under the Announce's id.
+    const renoteOnA = await storedOn(a, `${renote.uri}#announce`);
+    expect(
+      (await a.services.db.note.findUniqueOrThrow({ where: { id: BigInt(renoteOnA) } })).renoteId?.toString(),
+    ).toBe(note.id);
+    await expect.poll(() => notified(a, ann, "renoted"), WAIT).toContain(note.id);
+
+    const benNote = await post(b, ben, { content: "quote me" });
+    const benOnC = await storedOn(c, benNote.uri);
+    const quote = await post(c, cal, { content: "quoting ben" }, `/notes/${benOnC}/renote`);
+    const quoteOnB = await storedOn(b, quote.uri);
+    expect((await b.services.db.note.findUniqueOrThrow({ where: { id: BigInt(quoteOnB) } })).renoteId?.toString()).toBe(
+      benNote.id,
+    );
+    await expect.poll(() => notified(b, ben, "renoted"), WAIT).toContain(benNote.id);
+
+    const reacted = await b.request("POST", `/notes/${onB}/reaction`, { token: ben.token, body: { emoji: "🎉" } });
+    expect(reacted.status, JSON.stringify(reacted.body)).toBeLessThan(300);
+    await expect
+      .poll(async () => (await a.request("GET", `/notes/${note.id}/reactions`)).body as { emoji: string }[], WAIT)
+      .toEqual([expect.objectContaining({ emoji: "🎉" })]);
+    expect(((await a.request("GET", `/notes/${note.id}`)).body as { reaction_counts: object }).reaction_counts).toEqual(
+      {
+        "🎉": 1,
+      },
+    );
+
+    // ann deletes it: gone on B too, with ben's renote of it.
+    expect((await a.request("DELETE", `/notes/${note.id}`, { token: ann.token })).status).toBeLessThan(300);
+    await expect.poll(() => b.services.db.note.count({ where: { uri: note.uri } }), WAIT).toBe(0);
+    expect((await b.request("GET", `/notes/${onB}`, { token: ben.token })).status).toBe(404);
+  });
+});
