@@ -180,6 +180,8 @@ const env = z.object({
   // server that keeps failing is skipped before it is tried again.
   FEDERATION_RETRY_MS: integer(10, 3_600_000, 1_000),
   FEDERATION_PAUSE_MS: integer(100, 86_400_000, 1_800_000),
+  // docs/live.md#fan-out: the least time between two reads of the live journal by one instance.
+  LIVE_READ_SPACING_MS: integer(0, 1_000, 40),
   // Unset: leased from the database at start (src/db/worker-lease.ts).
   WORKER_ID: optionalString
     .transform((v) => (v === undefined ? undefined : Number(v)))
@@ -253,6 +255,8 @@ export interface Config {
   federationRetryMs: number;
   /** How long a server that keeps failing is skipped before one delivery tries it again. */
   federationPauseMs: number;
+  /** The least time between two reads of the live journal: a burst's events go out in fewer writes. */
+  liveReadSpacingMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -325,6 +329,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     federationQueue: e.FEDERATION_QUEUE,
     federationRetryMs: e.FEDERATION_RETRY_MS,
     federationPauseMs: e.FEDERATION_PAUSE_MS,
+    liveReadSpacingMs: e.LIVE_READ_SPACING_MS,
   };
 }
 

@@ -57,6 +57,8 @@ export class LiveHub {
   // the journal's order, and a stream opens between two reads, at a known position.
   private work: Promise<unknown> = Promise.resolve();
   private readQueued = false;
+  /** When the journal was last read (performance.now()), for config.liveReadSpacingMs. */
+  private readAt = Number.NEGATIVE_INFINITY;
   private readonly timers: NodeJS.Timeout[];
   private readonly failures: RepeatedFailure;
   /** The primary, through the hub's own pool for the journal's reads and the deliveries' statements. */
@@ -148,10 +150,17 @@ export class LiveHub {
   private wake(): void {
     if (!this.streams.size || this.readQueued) return;
     this.readQueued = true;
-    void this.serially(async () => {
-      this.readQueued = false;
-      await this.read();
-    });
+    const queue = () =>
+      void this.serially(async () => {
+        this.readQueued = false;
+        this.readAt = performance.now();
+        // A spaced read may come due after the last stream closed, or the hub did.
+        if (this.streams.size) await this.read();
+      });
+    // Spaced, the events of a burst are read together and each stream gets them in one write.
+    const wait = this.readAt + this.services.config.liveReadSpacingMs - performance.now();
+    if (wait > 0) setTimeout(queue, wait).unref();
+    else queue();
   }
 
   /** Sends the events read since the cursor, runs of one kind together, in the journal's order. */
