@@ -380,6 +380,37 @@ describe("activities of other servers", () => {
     expect(await a.services.db.note.count({ where: { uri: note.id } })).toBe(0);
   });
 
+  it("an edit and then a deletion arriving after reactions to the note: the reactions stay with the edit, go with the note", async () => {
+    const note = peerNote("mallory", { to: PUBLIC, cc: aliceUri() });
+    await deliver(create(note));
+    const row = await stored(note.id);
+    // alice reacts here (its Like goes to the peer), and eve's Like comes from there.
+    const reacted = await a.request("POST", `/notes/${row.id}/reaction`, {
+      token: alice.token,
+      body: { emoji: "🎉" },
+    });
+    expect(reacted.status, JSON.stringify(reacted.body)).toBeLessThan(300);
+    await deliver(
+      { id: `${note.id}#like-eve`, type: "Like", actor: actorUri("eve"), object: note.id, content: "👍" },
+      "eve",
+    );
+    const counts = async () => (await a.request("GET", `/notes/${row.id}`, { token: alice.token })).body;
+    await expect.poll(async () => (await counts()).reaction_counts, WAIT).toEqual({ "🎉": 1, "👍": 1 });
+    await deliver({
+      id: `${note.id}#update`,
+      type: "Update",
+      actor: actorUri("mallory"),
+      object: { ...note, content: "<p>edited after the reactions</p>" },
+    });
+    await expect.poll(async () => (await counts()).content, WAIT).toBe("edited after the reactions");
+    expect((await counts()).reaction_counts).toEqual({ "🎉": 1, "👍": 1 });
+    await deliver({ id: `${note.id}#delete`, type: "Delete", actor: actorUri("mallory"), object: note.id });
+    await expect
+      .poll(async () => (await a.request("GET", `/notes/${row.id}`, { token: alice.token })).status, WAIT)
+      .toBe(404);
+    expect(await a.services.db.reaction.count({ where: { noteId: row.id } })).toBe(0);
+  });
+
   it("Announce of a local note is a renote (its author notified), gone with its Undo; a quote links its note", async () => {
     const local = await a.request("POST", "/notes", { token: alice.token, body: { content: "renote me" } });
     const localId = (local.body as { id: string }).id;
@@ -410,9 +441,10 @@ describe("activities of other servers", () => {
   });
 
   it(`a reply chain is fetched ${MAX_FETCHES} parents deep, no deeper`, async () => {
+    // A chain 1,000 deep, every note of it served: no more than the bound is fetched.
     const chain = [peerNote("eve")];
-    for (let i = 1; i < 30; i++) chain.push(peerNote("eve", { inReplyTo: chain[i - 1].id }));
-    const last = peerNote("mallory", { inReplyTo: chain[29].id, to: aliceUri(), cc: [] });
+    for (let i = 1; i < 1000; i++) chain.push(peerNote("eve", { inReplyTo: chain[i - 1].id }));
+    const last = peerNote("mallory", { inReplyTo: chain[999].id, to: aliceUri(), cc: [] });
     await deliver(create(last));
     let row = await stored(last.id);
     const links: string[] = [];
