@@ -59,7 +59,11 @@ export async function localPerson(ctx: Context<FederationData>, account: PersonA
   });
 }
 
-export function personOf(config: Pick<Config, "publicUrl" | "localHost">, account: PersonAccount, links: PersonLinks): Person {
+export function personOf(
+  config: Pick<Config, "publicUrl" | "localHost">,
+  account: PersonAccount,
+  links: PersonLinks,
+): Person {
   // Nobody in particular: another server sees what an anonymous REST client does.
   const viewer: Viewer = { viewerId: undefined, publicUrl: config.publicUrl, localHost: config.localHost };
   const bio = ACCOUNT.bio.value(account, viewer);
