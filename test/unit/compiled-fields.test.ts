@@ -60,6 +60,7 @@ it("lists the fields that compile", () => {
     "Note.renoteId",
     "Note.replyToId",
     "Note.sendToId",
+    "Note.url",
     "Note.visibility",
     "Notification.content",
     "Notification.createdAt",
