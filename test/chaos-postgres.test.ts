@@ -48,7 +48,9 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
   child.stdout?.on("data", (chunk) => {
     output += chunk;
   });
-  const exited = once(child, "exit").then(([code]) => code as number | null);
+  // "close", not "exit": after its output is read whole (at "exit" the last lines may still be
+  // in the pipe, and a loaded machine read the fatal line after the test had looked).
+  const exited = once(child, "close").then(([code]) => code as number | null);
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   while (

@@ -44,6 +44,7 @@ export async function run(
   child.stderr?.on("data", (chunk) => {
     stderr += chunk;
   });
-  const [code] = (await once(child, "exit")) as [number | null];
+  // "close": once its output is read whole ("exit" may come before the last of it).
+  const [code] = (await once(child, "close")) as [number | null];
   return { code, stdout, stderr };
 }
