@@ -274,6 +274,13 @@ export async function queryRowsTogether<T>(db: Db, queries: Prisma.Sql[]): Promi
   if (!pool) return undefined;
   const client = await pool.connect();
   let broken: unknown;
+  // A connection ended by the server (a restart, an outage) between two of these queries is an
+  // 'error' of the client, which the pool no longer listens to once it is handed out: unheard, it
+  // would end the process. Heard, the next query fails and the connection is not handed out again.
+  const ended = (err: unknown) => {
+    broken = err;
+  };
+  client.on("error", ended);
   try {
     await client.query("BEGIN");
     const results: T[][] = [];
@@ -294,7 +301,8 @@ export async function queryRowsTogether<T>(db: Db, queries: Prisma.Sql[]): Promi
     });
     throw err;
   } finally {
-    // A connection that could not even roll back is not given to the next request.
+    client.off("error", ended);
+    // A connection that ended, or could not even roll back, is not given to the next request.
     client.release(broken instanceof Error ? broken : undefined);
   }
 }
