@@ -32,11 +32,6 @@ export interface FederatedNote {
   remoteReaders: bigint[];
 }
 
-/** Whether another server's accounts the note names (or answers) are sent it: only when everyone may see it. */
-function reachesNamed(visibility: Visibility): boolean {
-  return visibleToEveryone(visibility);
-}
-
 /**
  * The other servers' accounts a new note reaches besides its author's followers: the author of
  * the note it replies to or renotes (`about`, when remote), and each `@name@host` of its text
@@ -51,7 +46,7 @@ export async function remoteReaders(
   about: { id: bigint; host: string | null } | undefined,
 ): Promise<bigint[]> {
   const federator = ctx.federation;
-  if (!federator || !reachesNamed(visibility)) return [];
+  if (!federator || !visibleToEveryone(visibility)) return [];
   const ids = new Set<bigint>();
   if (about?.host) ids.add(about.id);
   const names = content ? remoteMentions(content, ctx.config.localHost) : [];
@@ -69,7 +64,7 @@ export async function storedRemoteReaders(
   tx: Prisma.TransactionClient,
   note: { content: string; visibility: Visibility; renoteId: bigint | null; replyToId: bigint | null },
 ): Promise<bigint[]> {
-  if (!ctx.federation || !reachesNamed(note.visibility)) return [];
+  if (!ctx.federation || !visibleToEveryone(note.visibility)) return [];
   const keys = remoteMentions(note.content, ctx.config.localHost).map((m) => remoteKeyOf(m.name, m.host));
   const about = [note.renoteId, note.replyToId].filter((id): id is bigint => id !== null);
   if (keys.length === 0 && about.length === 0) return [];

@@ -120,7 +120,7 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
     ctx,
     {
       ...row,
-      plainRenote: row.renoteId !== null && row.content === "" && checked.files.length === 0,
+      plainRenote: isPlainRenote(row, checked.files.length),
       remoteSendToId: checked.sendTo?.host ? checked.sendTo.id : null,
       remoteReaders: await remoteReaders(ctx, row.content, row.visibility, links.about),
     },
@@ -338,6 +338,11 @@ export const PLAIN_RENOTE = {
   attachments: { none: {} },
 } satisfies Prisma.NoteWhereInput;
 
+/** PLAIN_RENOTE of a note in hand, given how many files it has attached. */
+export function isPlainRenote(note: Pick<Note, "renoteId" | "content">, attachments: number): boolean {
+  return note.renoteId !== null && note.content === "" && attachments === 0;
+}
+
 export const QUOTE = {
   renoteId: { not: null },
   NOT: { content: "", attachments: { none: {} } },
@@ -374,10 +379,7 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
     const locked = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM notes WHERE id = ${note.id} FOR UPDATE`;
     if (locked.length === 0) throw new DomainError("NOTE_NOT_FOUND");
     // Read before its attachments go with it: a plain renote's withdrawal is Undo(Announce).
-    const plainRenote =
-      note.renoteId !== null &&
-      note.content === "" &&
-      (await tx.noteAttachment.count({ where: { noteId: note.id } })) === 0;
+    const plainRenote = isPlainRenote(note, await tx.noteAttachment.count({ where: { noteId: note.id } }));
     const plainRenotes = await tx.note.findMany({
       where: { ...PLAIN_RENOTE, renoteId: note.id },
       select: { id: true, authorId: true, visibility: true },
