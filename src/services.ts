@@ -9,6 +9,7 @@ import { createReadRouting } from "./db/replicas.ts";
 import { SnowflakeGenerator } from "./db/snowflake.ts";
 import { leaseWorkerId, type WorkerLease } from "./db/worker-lease.ts";
 import type { Services } from "./domain/context.ts";
+import { InstancePolicies } from "./domain/instances/policies.ts";
 import { LiveHub } from "./domain/live/hub.ts";
 import { CallerCache, readCaller } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
@@ -46,6 +47,8 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   // A deleted account has no callers: its tokens are INVALID_TOKEN on every instance.
   const callers = new CallerCache(databaseUrl, (id) => readCaller(db, id), log);
   callers.listen();
+  const instances = new InstancePolicies(databaseUrl, db, log);
+  instances.listen();
   const redis = config.redisUrl ? (await import("./redis.ts")).createRedis(config.redisUrl, log) : undefined;
   const workerLease =
     config.workerId === undefined ? await leaseWorkerId(db, log, config.workerLeaseSeconds) : undefined;
@@ -58,6 +61,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
       ? createReadRouting(db, config.databaseReplicaUrls, redis, log)
       : undefined,
     callers,
+    instances,
     ids: new SnowflakeGenerator(config.workerId ?? (workerLease as WorkerLease).current),
     workerLease,
     instance: instanceLease(db, log, instanceId, config.instanceLeaseSeconds),
@@ -96,6 +100,7 @@ export async function closeServices(services: AppServices): Promise<void> {
   await services.live?.close();
   await services.mail.stop();
   await services.callers.close();
+  await services.instances.close();
   // Keys a registration asked for are made on this database (a CLI's create exits right after).
   await keysMade();
   await services.workerLease?.release().catch((err) => services.log.warn({ err }, "worker id lease not given back"));

@@ -21,6 +21,12 @@ import { createAnnouncement } from "../domain/announcements/service.ts";
 import type { Services } from "../domain/context.ts";
 import { addCustomEmoji } from "../domain/emoji/service.ts";
 import { DomainError } from "../domain/errors.ts";
+import {
+  INSTANCE_POLICY_CHOICES,
+  type InstancePolicyChoice,
+  listInstancePolicies,
+  setInstancePolicy,
+} from "../domain/instances/policies.ts";
 import { findReports } from "../domain/reports/service.ts";
 import { createLogger } from "../log.ts";
 import { type AppServices, closeServices, createServices, createStorage } from "../services.ts";
@@ -353,6 +359,38 @@ program
         }
         if (!page.length) break;
         beforeId = page[page.length - 1].id.toString();
+      }
+    }),
+  );
+
+const instance = program
+  .command("instance")
+  .description("remote servers: block, silence or allow one (every instance of a fleet at once); list them");
+for (const choice of INSTANCE_POLICY_CHOICES) {
+  instance
+    .command(choice)
+    .description(
+      {
+        block: "refuse its activities, deliver nothing to it, end its accounts' follows",
+        silence: "its notes reach only those who follow its accounts",
+        allow: "remove a block or a silence",
+      }[choice],
+    )
+    .argument("<host>", "the server's host (example.com, or with its port); its subdomains too")
+    .action((host: string) =>
+      withServices(async (services) => {
+        const set = await setInstancePolicy(services, host, choice as InstancePolicyChoice);
+        console.log(`${set.host}\t${set.policy}`);
+      }),
+    );
+}
+instance
+  .command("list")
+  .description("servers with a policy")
+  .action(() =>
+    withServices(async (services) => {
+      for (const row of await listInstancePolicies(services)) {
+        console.log(`${row.host}\t${row.policy}\t${row.updatedAt.toISOString()}`);
       }
     }),
   );

@@ -11,6 +11,7 @@ import type { Account } from "../generated/prisma/client.ts";
 import type { Redis } from "../redis.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { DomainError } from "./errors.ts";
+import type { InstancePolicies } from "./instances/policies.ts";
 import type { IndexOutcome, SearchNarrowing } from "./search/narrowing.ts";
 import type { CallerAccount, CallerCache } from "./sessions/caller-cache.ts";
 import type { TokenIssuer } from "./sessions/tokens.ts";
@@ -36,6 +37,8 @@ export interface Services {
   tokens: TokenIssuer;
   /** Recent callers' accounts, kept while PostgreSQL reports every change to them. */
   callers: CallerCache;
+  /** Moderators' policies for remote servers, kept while PostgreSQL reports every change to them. */
+  instances: InstancePolicies;
   captcha: CaptchaVerifier;
   storage: Storage;
   /** Meilisearch, when MEILI_URL is set; search then narrows its candidates with it. */
