@@ -13,6 +13,11 @@ export interface FedifyMountOptions<TContextData> {
   inboxes: string[];
   /** The largest inbox body read; past it, 413 before Fedify sees anything. */
   bodyLimit: number;
+  /**
+   * Asked of every inbox POST before its body is read: a refusal to answer at once (a blocked
+   * server, one over its rate), or undefined to go on.
+   */
+  admit?(request: FastifyRequest, reply: FastifyReply): Promise<{ status: number; error: string } | undefined>;
 }
 
 /**
@@ -65,6 +70,13 @@ export async function mountFedify<TContextData>(
     scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: options.bodyLimit }, (_request, body, done) =>
       done(null, body),
     );
+    const { admit } = options;
+    if (admit) {
+      scope.addHook("onRequest", async (request, reply) => {
+        const refusal = await admit(request, reply);
+        if (refusal) return reply.code(refusal.status).send({ error: refusal.error });
+      });
+    }
     for (const template of options.inboxes) {
       scope.post(fastifyPath(template), async (request, reply) => {
         const response = await fetch(request, request.body as Buffer | undefined);

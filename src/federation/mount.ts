@@ -7,6 +7,7 @@ import type { AppServices } from "../services.ts";
 import { mountFedify } from "./fastify.ts";
 import { createMurmurFederation, type FederationData, PATHS } from "./federation.ts";
 import { socialActivity, socialActs } from "./follows.ts";
+import { inboxGate } from "./inbox-gate.ts";
 import { PostgresKvStore } from "./kv-store.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { isNoteKind, noteActivity, noteUris } from "./notes.ts";
@@ -76,5 +77,6 @@ export async function mountFederation(app: FastifyInstance, services: AppService
     inboxes: [PATHS.inbox, PATHS.sharedInbox],
     // An activity is JSON: the bound of every JSON body.
     bodyLimit: JSON_BODY_LIMIT,
+    admit: inboxGate(services),
   });
 }
