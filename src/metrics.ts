@@ -1,7 +1,7 @@
 // What an operator's Prometheus scrapes from GET /metrics (prom-client): requests by route
 // pattern and status, with their latency; the database pool; the event loop and the process
 // (prom-client's default metrics); the search outbox's backlog; the mail queue; live streams;
-// rate-limit refusals.
+// rate-limit refusals; federation's queues, deliveries and inbox activities.
 // One registry per instance of the server, so that several in one process (the tests) keep apart.
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -10,8 +10,15 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import type { Config } from "./config.ts";
 import { type Db, poolUse } from "./db/client.ts";
 import { DomainError } from "./domain/errors.ts";
+import { DELIVERY_OUTCOMES, type DeliveryOutcome } from "./federation/hosts.ts";
 
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/** The inboxes' routes (src/federation/federation.ts's PATHS, as Fastify names them). */
+const INBOX_ROUTES = new Set(["/inbox", "/accounts/:identifier/inbox"]);
+
+/** Fedify's queued messages by kind, and the federation outbox (src/federation/outbox.ts) before them. */
+const FEDERATION_QUEUES = ["inbox", "outbox", "fanout", "federation_outbox"] as const;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -68,6 +75,20 @@ export class Metrics {
   private readonly mailGiveUps = new Counter({
     name: "murmur_mail_given_up_total",
     help: "Mails this instance gave up on: not sent in the day since they were queued",
+    registers: [this.registry],
+  });
+
+  private readonly deliveries = new Counter({
+    name: "murmur_federation_deliveries_total",
+    help: "Deliveries of an activity to a remote inbox this instance handled, by outcome: delivered, retried (queued again after a failure), permanent_failure (404 or 410), held (its server is paused), dropped (given up)",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly inboxActivities = new Counter({
+    name: "murmur_federation_inbox_activities_total",
+    help: "Activities at this instance's inboxes, by type and result: accepted (queued), handled, retried, rejected (a copy already handled, no actor, a failure), abandoned, refused (with reason: unsigned, bad_signature, key_not_fetched, blocked, rate_limited; the type of a refused one is unknown)",
+    labelNames: ["type", "result", "reason"] as const,
     registers: [this.registry],
   });
 
@@ -135,6 +156,56 @@ export class Metrics {
         else this.reset();
       },
     });
+    // Federation's queues, read as the search outbox is: one query for all, at scrape time. A
+    // delivery tried again is a message queued anew; its age is from its first attempt.
+    let federationQueues: Promise<Map<string, { depth: number; oldest: number }> | undefined> | undefined;
+    const readFederationQueues = () => {
+      federationQueues ??= db.$queryRaw<{ kind: string; depth: number; oldest: number | null }[]>`
+          SELECT message->>'type' AS kind, count(*)::int AS depth,
+                 extract(epoch FROM now() - min(CASE
+                   WHEN message->>'started' ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$' THEN (message->>'started')::timestamptz
+                   ELSE created_at END))::float8 AS oldest
+          FROM federation_messages GROUP BY 1
+          UNION ALL
+          SELECT 'federation_outbox', count(*)::int, extract(epoch FROM now() - min(created_at))::float8
+          FROM federation_outbox`
+        .then(
+          (rows) => new Map(rows.map((row) => [row.kind, { depth: row.depth, oldest: Math.max(0, row.oldest ?? 0) }])),
+        )
+        .catch((err) => {
+          services.log.warn({ err }, "federation queues not measured");
+          return undefined;
+        })
+        .finally(() => {
+          setImmediate(() => {
+            federationQueues = undefined;
+          });
+        });
+      return federationQueues;
+    };
+    new Gauge({
+      name: "murmur_federation_queue_depth",
+      help: "Federation messages waiting or being handled, by kind: inbox (received activities), outbox (deliveries to one inbox), fanout (an activity to spread over its inboxes), federation_outbox (acts not yet queued)",
+      labelNames: ["kind"] as const,
+      registers: [this.registry],
+      async collect() {
+        const found = await readFederationQueues();
+        this.reset();
+        if (found) for (const kind of FEDERATION_QUEUES) this.set({ kind }, found.get(kind)?.depth ?? 0);
+      },
+    });
+    new Gauge({
+      name: "murmur_federation_queue_oldest_seconds",
+      help: "Age of the oldest federation message of a kind (a delivery's from its first attempt); 0 when none",
+      labelNames: ["kind"] as const,
+      registers: [this.registry],
+      async collect() {
+        const found = await readFederationQueues();
+        this.reset();
+        if (found) for (const kind of FEDERATION_QUEUES) this.set({ kind }, found.get(kind)?.oldest ?? 0);
+      },
+    });
+    for (const outcome of DELIVERY_OUTCOMES) this.deliveries.inc({ outcome }, 0);
     // The mail queue, read as the search outbox is: one query for both, at scrape time.
     let mail: Promise<{ queued: number; oldest: number } | undefined> | undefined;
     const readMail = () => {
@@ -176,6 +247,16 @@ export class Metrics {
     });
   }
 
+  /** One delivery's outcome (src/federation/hosts.ts). */
+  delivery(outcome: DeliveryOutcome): void {
+    this.deliveries.inc({ outcome });
+  }
+
+  /** An inbox activity's fate (src/federation/meters.ts); `reason` is a refusal's. */
+  inboxActivity(type: string, result: string, reason: string, count = 1): void {
+    this.inboxActivities.inc({ type, result, reason }, count);
+  }
+
   mailSent(): void {
     this.mailSends.inc();
   }
@@ -195,6 +276,14 @@ export class Metrics {
     const labels = { method: request.method, route, status: String(reply.statusCode) };
     this.requests.inc(labels);
     this.durations.observe(labels, reply.elapsedTime / 1000);
+    // An inbox POST refused before its body is read (src/federation/inbox-gate.ts): Fedify never sees it.
+    if (
+      request.method === "POST" &&
+      INBOX_ROUTES.has(route) &&
+      (reply.statusCode === 403 || reply.statusCode === 429)
+    ) {
+      this.inboxActivity("unknown", "refused", reply.statusCode === 403 ? "blocked" : "rate_limited");
+    }
   }
 
   refused(limit: string): void {

@@ -21,13 +21,11 @@ import { createAnnouncement } from "../domain/announcements/service.ts";
 import type { Services } from "../domain/context.ts";
 import { addCustomEmoji } from "../domain/emoji/service.ts";
 import { DomainError } from "../domain/errors.ts";
-import {
-  INSTANCE_POLICY_CHOICES,
-  type InstancePolicyChoice,
-  listInstancePolicies,
-  setInstancePolicy,
-} from "../domain/instances/policies.ts";
+import { INSTANCE_POLICY_CHOICES, type InstancePolicyChoice, setInstancePolicy } from "../domain/instances/policies.ts";
+import { listInstances } from "../domain/instances/status.ts";
 import { findReports } from "../domain/reports/service.ts";
+import { repairFollow } from "../federation/follow-repair.ts";
+import { openFederation } from "../federation/mount.ts";
 import { createLogger } from "../log.ts";
 import { type AppServices, closeServices, createServices, createStorage } from "../services.ts";
 import type { Storage } from "../storage/storage.ts";
@@ -386,11 +384,55 @@ for (const choice of INSTANCE_POLICY_CHOICES) {
 }
 instance
   .command("list")
-  .description("servers with a policy")
+  .description(
+    "servers delivered to or with a policy: host, policy, last success, last failure, failures since the last " +
+      "success, deliveries queued, last error ('-' for none)",
+  )
   .action(() =>
     withServices(async (services) => {
-      for (const row of await listInstancePolicies(services)) {
-        console.log(`${row.host}\t${row.policy}\t${row.updatedAt.toISOString()}`);
+      const when = (at: Date | null) => at?.toISOString() ?? "-";
+      let after: string | undefined;
+      for (;;) {
+        const page = await listInstances(services, { after });
+        for (const row of page) {
+          console.log(
+            [
+              row.host,
+              row.policy ?? "-",
+              when(row.lastSuccessAt),
+              when(row.lastFailureAt),
+              row.failures,
+              row.queued,
+              row.lastError ?? "-",
+            ].join("\t"),
+          );
+        }
+        if (page.length === 0) break;
+        after = page[page.length - 1].host;
+      }
+    }),
+  );
+
+program
+  .command("follow")
+  .description("a local account's follows of remote accounts")
+  .command("repair")
+  .description(
+    "send Undo(Follow) and then a new Follow for a request whose Accept never came, or a follow the remote server " +
+      "forgot (delivered by whichever process works the federation queue)",
+  )
+  .argument("<local-name>", "the local account that follows")
+  .argument("<remote>", "the remote account it follows, @name@host")
+  .action((localName: string, remote: string) =>
+    withServices(async (services) => {
+      if (!services.config.federation) throw new Error("FEDERATION=false: there is no federation to repair");
+      // Only to write the outbox: the activities are built and sent by a process working the queue.
+      const { close } = openFederation(services, false);
+      try {
+        const repaired = await repairFollow(services, localName, remote);
+        console.log(`${repaired.pending ? "request" : "follow"}\t${repaired.activityId}`);
+      } finally {
+        await close();
       }
     }),
   );

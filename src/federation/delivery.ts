@@ -26,6 +26,7 @@ import { Temporal } from "@js-temporal/polyfill";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { AppServices } from "../services.ts";
+import type { DeliveryOutcome, DeliveryPost, DeliveryRecorder } from "./hosts.ts";
 import { FETCH_LIMITS, safeFetch, UnsafeFetchError } from "./safe-fetch.ts";
 
 /** A failed delivery is tried again until this long after its first attempt (docs/federation.md#delivery). */
@@ -108,6 +109,8 @@ export interface DeliveryGuard {
   /** FEDERATION_ALLOW_PRIVATE. */
   allowPrivate: boolean;
   userAgent: GetUserAgentOptions | string;
+  /** Where each delivery's outcome goes (src/federation/hosts.ts): /metrics and the per-host record. */
+  recorder?: Pick<DeliveryRecorder, "record" | "flush">;
 }
 
 interface Delivering {
@@ -115,6 +118,8 @@ interface Delivering {
   userAgent: string;
   /** Redirects answered in this delivery so far: Fedify follows up to 20; Murmur's bound is 5. */
   redirects: number;
+  /** A delivery to one inbox (an outbox message; a fanout only enqueues those): what came of it. */
+  outcome?: { post?: DeliveryPost; requeued?: "retried" | "held" };
 }
 
 const delivering = new AsyncLocalStorage<Delivering>();
@@ -136,7 +141,14 @@ function guardGlobalFetch(): void {
 async function deliveryFetch(delivery: Delivering, request: Request): Promise<Response> {
   // Not among the signed headers (draft-cavage and RFC 9421 alike): set after signing it is still valid.
   request.headers.set("user-agent", delivery.userAgent);
-  const response = await safeFetch(request, { allowPrivate: delivery.allowPrivate, signal: request.signal });
+  let response: Response;
+  try {
+    response = await safeFetch(request, { allowPrivate: delivery.allowPrivate, signal: request.signal });
+  } catch (err) {
+    if (delivery.outcome) delivery.outcome.post = { error: failureOf(err) };
+    throw err;
+  }
+  if (delivery.outcome) delivery.outcome.post = { status: response.status };
   if (response.status >= 300 && response.status < 400 && response.headers.has("location")) {
     delivery.redirects++;
     if (delivery.redirects > FETCH_LIMITS.maxRedirects) {
@@ -144,6 +156,14 @@ async function deliveryFetch(delivery: Delivering, request: Request): Promise<Re
     }
   }
   return response;
+}
+
+/** A failed POST in a line for the operator: what failed, and why as its cause says (ECONNREFUSED). */
+function failureOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
+  const why = cause?.code ?? cause?.message;
+  return typeof why === "string" && !err.message.includes(why) ? `${err.message}: ${why}` : err.message;
 }
 
 /** Whether a queued message is one of Fedify's outgoing ones (it sends), rather than an incoming activity. */
@@ -175,14 +195,45 @@ export class GuardedQueue implements MessageQueue {
   }
 
   enqueue(message: unknown, options?: MessageQueueEnqueueOptions): Promise<void> {
+    // Fedify queues a delivery again from within its handling: a retry, or held for a paused server.
+    const outcome = delivering.getStore()?.outcome;
+    if (outcome) outcome.requeued = (message as { circuitHeld?: unknown }).circuitHeld ? "held" : "retried";
     return this.queue.enqueue(message, options);
   }
 
-  listen(handler: (message: unknown) => Promise<void> | void, options?: MessageQueueListenOptions): Promise<void> {
-    return this.queue.listen((message) => {
-      if (!isOutgoing(message)) return handler(message);
-      const scope = { allowPrivate: this.guard.allowPrivate, userAgent: this.userAgent, redirects: 0 };
-      return delivering.run(scope, () => handler(message));
-    }, options);
+  async listen(
+    handler: (message: unknown) => Promise<void> | void,
+    options?: MessageQueueListenOptions,
+  ): Promise<void> {
+    const { recorder } = this.guard;
+    try {
+      await this.queue.listen(async (message) => {
+        if (!isOutgoing(message)) return handler(message);
+        const inbox = (message as { type: string; inbox?: unknown }).inbox;
+        const scope: Delivering = { allowPrivate: this.guard.allowPrivate, userAgent: this.userAgent, redirects: 0 };
+        if (recorder && typeof inbox === "string") scope.outcome = {};
+        try {
+          await delivering.run(scope, () => handler(message));
+        } catch (err) {
+          // The queue tries the message again.
+          if (scope.outcome) scope.outcome.requeued = "retried";
+          throw err;
+        } finally {
+          if (scope.outcome) recorder?.record(inbox as string, outcomeOf(scope.outcome), scope.outcome.post);
+        }
+      }, options);
+    } finally {
+      // What this process gathered is written before it stops working the queue.
+      await recorder?.flush();
+    }
   }
+}
+
+/** What became of a delivery, from what it did: queued again, answered, or neither (given up). */
+function outcomeOf({ post, requeued }: NonNullable<Delivering["outcome"]>): DeliveryOutcome {
+  if (requeued) return requeued;
+  const status = post?.status;
+  if (status !== undefined && status >= 200 && status < 300) return "delivered";
+  if (status === 404 || status === 410) return "permanent_failure";
+  return "dropped";
 }

@@ -20,8 +20,10 @@ import { localPerson } from "./actor.ts";
 import type { FederationData } from "./data.ts";
 import { deliveryOptions, GuardedQueue } from "./delivery.ts";
 import { safeDocumentLoader } from "./document-loader.ts";
+import { DeliveryRecorder } from "./hosts.ts";
 import { ActivityKeyedQueue, listenToInbox } from "./inbox.ts";
 import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
+import { fedifyMeters } from "./meters.ts";
 import { registerNotes } from "./notes.ts";
 import { remoteRecipient } from "./remote-accounts.ts";
 
@@ -74,7 +76,13 @@ export function createMurmurFederation(
     kv,
     // Deliveries POST through the guarded fetch too (src/federation/delivery.ts); copies of one
     // received activity are handled one at a time, so once (src/federation/inbox.ts).
-    queue: new GuardedQueue(new ActivityKeyedQueue(stores.queue ?? new InProcessMessageQueue()), loading),
+    // Each delivery's outcome is counted and kept per host (src/federation/hosts.ts).
+    queue: new GuardedQueue(new ActivityKeyedQueue(stores.queue ?? new InProcessMessageQueue()), {
+      ...loading,
+      recorder: new DeliveryRecorder(services),
+    }),
+    // What Fedify counts of inbox activities goes to /metrics (src/federation/meters.ts).
+    meterProvider: fedifyMeters(services.metrics),
     // Started by whoever runs it (src/federation/mount.ts), with a signal that stops it at shutdown.
     manuallyStartQueue: true,
     // Ids are built on PUBLIC_URL whatever Host a request came with (a proxy in front).

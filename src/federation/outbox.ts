@@ -12,6 +12,9 @@
 // queue's ordering key keeps from there. Relays wake on the NOTIFY of a row's commit and poll
 // for what they missed. A row whose enqueue fails waits (doubling from FEDERATION_RETRY_MS to an
 // hour) and is dropped with an error line after as long as a delivery is retried (48 h).
+//
+// At each poll a relay also sends again the Follows whose Accept never came
+// (src/federation/follow-repair.ts): whichever process works the queue, once across a fleet.
 import type { Context, Federation } from "@fedify/fedify";
 import type { Activity, Recipient } from "@fedify/fedify/vocab";
 import pg from "pg";
@@ -21,6 +24,7 @@ import { RepeatedFailure } from "../log.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
 import { deliver, RETRY_FOR_MS } from "./delivery.ts";
+import { resendLostFollows } from "./follow-repair.ts";
 import { enqueueIn } from "./message-queue.ts";
 
 const CHANNEL = "murmur_federation_outbox";
@@ -78,6 +82,8 @@ export interface OutboxRelayOptions {
   /** Wait before a failed row's first retry (config.federationRetryMs), doubling to an hour. */
   retryMs?: number;
   pollMs?: number;
+  /** The waits before each resend of an unanswered Follow (default: 1 h, 6 h, 24 h). */
+  followResendMs?: readonly number[];
 }
 
 export class OutboxRelay {
@@ -86,6 +92,9 @@ export class OutboxRelay {
   private readonly failures: RepeatedFailure;
   private readonly retryMs: number;
   private readonly pollMs: number;
+  private readonly followResendMs?: readonly number[];
+  private readonly resendFailures: RepeatedFailure;
+  private resending?: Promise<void>;
   private listener?: Listener;
   private poll?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -101,6 +110,8 @@ export class OutboxRelay {
     this.ctx = federation.createContext(new URL(services.config.publicUrl), services);
     this.retryMs = options.retryMs ?? services.config.federationRetryMs;
     this.pollMs = options.pollMs ?? POLL_MS;
+    this.followResendMs = options.followResendMs;
+    this.resendFailures = new RepeatedFailure(services.log, "federation: unanswered follows not sent again");
     this.failures = new RepeatedFailure(services.log, "federation outbox not relayed");
     // One relay runs one transaction at a time; the second connection counts a failure after it.
     this.pool = new pg.Pool({
@@ -125,7 +136,10 @@ export class OutboxRelay {
       this.services.log,
     );
     this.listener.listen();
-    this.poll = setInterval(kick, this.pollMs);
+    this.poll = setInterval(() => {
+      kick();
+      this.resendFollows();
+    }, this.pollMs);
     this.poll.unref();
     kick();
   }
@@ -135,6 +149,7 @@ export class OutboxRelay {
     this.stopped = true;
     clearInterval(this.poll);
     await this.listener?.close();
+    await this.resending;
     await this.running;
     await this.pool.end();
   }
@@ -154,6 +169,19 @@ export class OutboxRelay {
           this.again = false;
           this.kick();
         }
+      });
+  }
+
+  /** Sends again the Follows due now, unless a pass runs; what it writes wakes the relays. */
+  private resendFollows(): void {
+    if (this.stopped || this.resending) return;
+    this.resending = resendLostFollows(this.services, this.followResendMs)
+      .then(
+        () => this.resendFailures.succeeded(),
+        (err) => this.resendFailures.failed(err),
+      )
+      .finally(() => {
+        this.resending = undefined;
       });
   }
 
