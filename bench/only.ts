@@ -3,12 +3,14 @@
 // Names, one or several separated by commas: "create note" (beside its bare baseline; with
 // --explain its plans, with --trigger-costs the bare rate without each trigger), "reactions",
 // "search" (keyword search by 32 connections; with --explain its plan), "federation" (two
-// servers of their own, bench/federation.ts; nothing seeded).
+// servers of their own, bench/federation.ts; nothing seeded), "fanout", "intake", "dead"
+// (federation at scale against simulated servers, bench/federation-scale.ts; a server of their own).
 import { addNotes, seed } from "../src/cli/seed.ts";
 import { searchNotes } from "../src/domain/search/service.ts";
 import { closeServices } from "../src/services.ts";
 import { benchCreateNote, createNoteRows } from "./create-note.ts";
 import { benchFederation, printFederation } from "./federation.ts";
+import { benchFederationScale, printFederationScale, SCALE_BENCHES, type ScaleBench } from "./federation-scale.ts";
 import { load } from "./load.ts";
 import { benchReactions } from "./react.ts";
 import { KEYWORD } from "./search.ts";
@@ -18,12 +20,14 @@ import { SqlProbe } from "./sql.ts";
 const SMALL = 10_000;
 
 export async function runOnly(name: string): Promise<void> {
-  const known = ["create note", "reactions", "search", "federation"];
+  const known = ["create note", "reactions", "search", "federation", ...SCALE_BENCHES];
   const names = name.split(",");
   if (!names.every((n) => known.includes(n)))
     throw new Error(`--only takes some of (comma-separated): ${known.join(", ")}`);
   if (names.includes("federation")) printFederation(await benchFederation());
-  if (names.every((n) => n === "federation")) return;
+  const scale = SCALE_BENCHES.filter((n) => names.includes(n));
+  if (scale.length > 0) printFederationScale(await benchFederationScale(scale));
+  if (names.every((n) => n === "federation" || SCALE_BENCHES.includes(n as ScaleBench))) return;
   const accounts = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
   const totalNotes = Number(process.env.BENCH_NOTES ?? 1_000_000);
   const server = await startBenchServer();

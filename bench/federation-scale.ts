@@ -1,0 +1,468 @@
+// Federation at scale (docs/federation.md#delivery), on one Murmur server of its own host and
+// database (127.0.0.2, FEDERATION_ALLOW_PRIVATE) and the remote servers bench/federation-sim.ts
+// plays in one process of its own, each a loopback address of its own, verifying every signature:
+// - fanout: one note by a local account with 10,000 remote followers on 500 servers (rows
+//   written straight into the database, 20 accounts a server sharing its inbox), so 500
+//   deliveries: the time from the POST to the last one, the server's CPU and memory meanwhile,
+//   and the home timeline's req/s meanwhile against without. Two notes: the first opens the
+//   connections (and has the simulator fetch the author's key), the second is the steady state.
+// - intake: signed Create(Note)s from 100 servers (each author followed by a local account, so
+//   each note is stored) POSTed to the shared inbox on 32 connections: notes stored per second
+//   (counted in the database, not the 202s) and the POSTs' p99.
+// - dead: a server refusing connections with 10,000 deliveries queued for it (accounts with
+//   no shared inbox, so one delivery each): the server's CPU over a while with them and without.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import readline from "node:readline";
+import pg from "pg";
+import { seed } from "../src/cli/seed.ts";
+import { remoteKeyOf } from "../src/domain/accounts/rules.ts";
+import { closeServices } from "../src/services.ts";
+import { cpuMicros, type Load, load } from "./load.ts";
+import { type BenchServer, benchAccount, benchServices, startBenchServer } from "./server.ts";
+
+export const SCALE_BENCHES = ["fanout", "intake", "dead"] as const;
+export type ScaleBench = (typeof SCALE_BENCHES)[number];
+
+export interface FanoutNote {
+  /** From the POST to the last delivery's arrival. */
+  seconds: number;
+  deliveries: number;
+  inboxes: number;
+  verified: number;
+  /** The server's CPU over those seconds, in % of one core. */
+  cpuPercent: number;
+  rssBeforeMb: number;
+  rssPeakMb: number;
+  /** The home timeline's req/s while the deliveries ran (runs of 2 s, from the POST on). */
+  timelineReqPerSec: number;
+}
+
+export interface ScaleFigures {
+  fanout?: {
+    servers: number;
+    followers: number;
+    timelineQuietReqPerSec: number;
+    first: FanoutNote;
+    second: FanoutNote;
+  };
+  intake?: {
+    servers: number;
+    activities: number;
+    stored: number;
+    /** Notes stored per second, from the first POST to the last note stored. */
+    perSecond: number;
+    /** POSTs answered per second. */
+    answeredPerSecond: number;
+    statuses: Record<string, number>;
+    p50: number;
+    p99: number;
+  };
+  dead?: {
+    queued: number;
+    seconds: number;
+    /** The server's CPU in % of one core, over `seconds`, with the deliveries held and before. */
+    cpuPercentWith: number;
+    cpuPercentWithout: number;
+    /** From the note's POST until every delivery was tried and held (the circuit open). */
+    settleSeconds: number;
+  };
+  /** The simulator's key fetches and signature checks over the whole run. */
+  simulator: { posts: number; verified: number; failed: number; keyFetches: number };
+}
+
+const FEDERATING = {
+  FEDERATION: "true",
+  FEDERATION_ALLOW_PRIVATE: "true",
+  // Another server's inbox POSTs are not limited here: the bench measures what one instance takes in.
+  FEDERATION_INBOX_RATE: "0",
+};
+
+const size = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+/** The address of the simulator's server `index`, as bench/federation-sim.ts numbers them. */
+function simAddress(index: number): string {
+  return `127.0.${1 + Math.floor(index / 250)}.${1 + (index % 250)}`;
+}
+
+/** An address of no server: connections to it are refused. */
+const DEAD_ADDRESS = "127.0.99.1";
+
+interface Simulator {
+  port: number;
+  pid: number;
+  get<T>(pathAndQuery: string): Promise<T>;
+  post<T>(pathname: string, body: unknown): Promise<T>;
+  stop(): Promise<void>;
+}
+
+async function startSimulator(servers: number, keys: number): Promise<Simulator> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(import.meta.dirname, "federation-sim.ts"), String(servers), String(keys)],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const lines = readline.createInterface({ input: child.stdout! });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once("line", resolve);
+    child.once("exit", () => reject(new Error("the federation simulator did not start")));
+  });
+  const { port, control } = JSON.parse(first) as { port: number; control: number };
+  const base = `http://127.0.0.1:${control}`;
+  const answer = async (response: Response) => {
+    if (!response.ok) throw new Error(`simulator: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  return {
+    port,
+    pid: child.pid ?? 0,
+    get: async (pathAndQuery) => answer(await fetch(`${base}${pathAndQuery}`)),
+    post: async (pathname, body) =>
+      answer(await fetch(`${base}${pathname}`, { method: "POST", body: JSON.stringify(body) })),
+    async stop() {
+      child.kill("SIGTERM");
+      if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
+    },
+  };
+}
+
+interface RemoteRow {
+  name: string;
+  host: string;
+  uri: string;
+  inbox: string;
+  sharedInbox: string | null;
+  followers: string | null;
+}
+
+/** Remote accounts written as rows (as a resolved actor is stored, fetched just now), following `followee` or followed by it. */
+async function insertRemotes(
+  db: pg.Client,
+  nextId: () => bigint,
+  rows: RemoteRow[],
+  follow: { followee: bigint } | { follower: bigint },
+): Promise<bigint[]> {
+  const ids = rows.map(() => nextId());
+  await db.query(
+    `INSERT INTO accounts (id, name, name_key, email, email_key, nickname, passphrase_hash, host, uri, inbox_url,
+                           shared_inbox_url, followers_url, fetched_at)
+     SELECT r.id, r.name, r.name_key, 'remote-' || r.id || '@remote.invalid', 'remote-' || r.id || '@remote.invalid',
+            r.name, '', r.host, r.uri, r.inbox, r.shared, r.followers, now()
+     FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+       AS r(id, name, name_key, host, uri, inbox, shared, followers)`,
+    [
+      ids.map(String),
+      rows.map((r) => r.name),
+      rows.map((r) => remoteKeyOf(r.name, r.host)),
+      rows.map((r) => r.host),
+      rows.map((r) => r.uri),
+      rows.map((r) => r.inbox),
+      rows.map((r) => r.sharedInbox),
+      rows.map((r) => r.followers),
+    ],
+  );
+  if ("followee" in follow) {
+    await db.query("INSERT INTO follows (follower_id, followee_id) SELECT unnest($1::bigint[]), $2", [
+      ids.map(String),
+      String(follow.followee),
+    ]);
+  } else {
+    await db.query("INSERT INTO follows (follower_id, followee_id) SELECT $2, unnest($1::bigint[])", [
+      ids.map(String),
+      String(follow.follower),
+    ]);
+  }
+  return ids;
+}
+
+async function postNote(url: string, token: string, content: string): Promise<{ id: string; postedAt: number }> {
+  const postedAt = Date.now();
+  const response = await fetch(`${url}/notes`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ content }),
+  });
+  if (response.status !== 201 && response.status !== 200) throw new Error(`POST /notes: ${response.status}`);
+  return { id: ((await response.json()) as { id: string }).id, postedAt };
+}
+
+function rssMb(pid: number): number {
+  try {
+    return Math.round(Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface ActivityStats {
+  posts: number;
+  verified: number;
+  failed: number;
+  inboxes: number;
+  first?: number;
+  last?: number;
+}
+
+/** One note of the author to its remote followers, and what the server and its timeline did meanwhile. */
+async function fanoutNote(
+  server: BenchServer,
+  sim: Simulator,
+  servers: number,
+  timeline: () => Promise<Load & { seconds: number }>,
+  tag: string,
+): Promise<FanoutNote> {
+  const rssBefore = rssMb(server.pid);
+  let rssPeak = rssBefore;
+  const cpuBefore = cpuMicros(server.pid);
+  const { id, postedAt } = await postNote(server.url, server.token, `fan-out ${tag} ${Date.now()}`);
+  const activity = `${server.url}/notes/${id}#create`;
+  let done = false;
+  let stats: ActivityStats = { posts: 0, verified: 0, failed: 0, inboxes: 0 };
+  let cpuAfter = Number.NaN;
+  const deadline = Date.now() + 300_000;
+  const watching = (async () => {
+    while (stats.inboxes < servers && Date.now() < deadline) {
+      await sleep(50);
+      rssPeak = Math.max(rssPeak, rssMb(server.pid));
+      stats = await sim.get<ActivityStats>(`/stats?activity=${encodeURIComponent(activity)}`);
+    }
+    cpuAfter = cpuMicros(server.pid);
+    done = true;
+  })();
+  const runs: (Load & { seconds: number })[] = [];
+  while (!done) runs.push(await timeline());
+  await watching;
+  if (stats.inboxes < servers) throw new Error(`fan-out: ${stats.inboxes} of ${servers} inboxes in 300 s`);
+  const seconds = ((stats.last ?? Date.now()) - postedAt) / 1000;
+  // Runs are weighed by their length: the requests made over the time they took.
+  const requests = runs.reduce((sum, r) => sum + r.reqPerSec * r.seconds, 0);
+  const runSeconds = runs.reduce((sum, r) => sum + r.seconds, 0);
+  return {
+    seconds: Math.round(seconds * 10) / 10,
+    deliveries: stats.posts,
+    inboxes: stats.inboxes,
+    verified: stats.verified,
+    cpuPercent: Math.round((cpuAfter - cpuBefore) / 10_000 / seconds),
+    rssBeforeMb: rssBefore,
+    rssPeakMb: rssPeak,
+    timelineReqPerSec: Math.round(requests / Math.max(runSeconds, 1e-9)),
+  };
+}
+
+/** The server's CPU over `seconds`, in % of one core. */
+async function cpuPercentOver(pid: number, seconds: number): Promise<number> {
+  const before = cpuMicros(pid);
+  const started = performance.now();
+  await sleep(seconds * 1000);
+  const elapsed = (performance.now() - started) / 1000;
+  return Math.round(((cpuMicros(pid) - before) / 1e6 / elapsed) * 1000) / 10;
+}
+
+/** Waits until no message of the federation queue is due or being handled (all done, or waiting for later). */
+async function queueSettled(db: pg.Client, atLeast: number, ms: number): Promise<number> {
+  const deadline = Date.now() + ms;
+  let quiet = 0;
+  for (;;) {
+    const { rows } = await db.query<{ queued: number; due: number }>(
+      "SELECT count(*)::int AS queued, count(*) FILTER (WHERE run_at <= now() OR claimed_by IS NOT NULL)::int AS due FROM federation_messages",
+    );
+    quiet = rows[0].queued >= atLeast && rows[0].due === 0 ? quiet + 1 : 0;
+    if (quiet >= 4) return rows[0].queued;
+    if (Date.now() > deadline) throw new Error(`federation queue: ${JSON.stringify(rows[0])} after ${ms} ms`);
+    await sleep(250);
+  }
+}
+
+export async function benchFederationScale(names: readonly ScaleBench[]): Promise<ScaleFigures> {
+  const fanoutServers = size("BENCH_FANOUT_SERVERS", 500);
+  const fanoutFollowers = size("BENCH_FANOUT_FOLLOWERS", 10_000);
+  const intakeServers = size("BENCH_INTAKE_SERVERS", 100);
+  const intakeActivities = size("BENCH_INTAKE", 3_000);
+  const deadQueued = size("BENCH_DEAD", 10_000);
+  const deadSeconds = size("BENCH_DEAD_SECONDS", 30);
+  const server = await startBenchServer({ host: "127.0.0.2", name: "fanner", env: FEDERATING });
+  const services = await benchServices(server);
+  const db = new pg.Client({ connectionString: server.databaseUrl });
+  await db.connect();
+  const sim = await startSimulator(
+    Math.max(names.includes("fanout") ? fanoutServers : 0, names.includes("intake") ? intakeServers : 0, 1),
+    names.includes("intake") ? intakeServers : 0,
+  );
+  const figures: ScaleFigures = { simulator: { posts: 0, verified: 0, failed: 0, keyFetches: 0 } };
+  const nextId = () => services.ids.next();
+  try {
+    if (names.includes("fanout")) {
+      // The timeline measured meanwhile: viewer's home (following 5,000 of 10,000 seeded accounts).
+      const seeded = await seed(services, server.databaseUrl, {
+        accounts: 10_000,
+        notes: 20_000,
+        passphrase: "seed-passphrase",
+        force: true,
+      });
+      const token = (await services.tokens.sign(seeded.viewerId, "access")).token;
+      const timeline = async () => {
+        const started = performance.now();
+        const run = await load(`${server.url}/timeline/home`, { token, duration: 2 });
+        return { ...run, seconds: (performance.now() - started) / 1000 };
+      };
+      const rows: RemoteRow[] = Array.from({ length: fanoutFollowers }, (_, i) => {
+        const origin = `http://${simAddress(i % fanoutServers)}:${sim.port}`;
+        const name = `f${Math.floor(i / fanoutServers)}`;
+        return {
+          name,
+          host: new URL(origin).host,
+          uri: `${origin}/users/${name}`,
+          inbox: `${origin}/users/${name}/inbox`,
+          sharedInbox: `${origin}/inbox`,
+          followers: `${origin}/users/${name}/followers`,
+        };
+      });
+      await insertRemotes(db, nextId, rows, { followee: server.accountId });
+      await db.query("VACUUM (ANALYZE)");
+      await load(`${server.url}/timeline/home`, { token, duration: 2 });
+      const quiet = [await timeline(), await timeline(), await timeline()];
+      const first = await fanoutNote(server, sim, fanoutServers, timeline, "first");
+      await queueSettled(db, 0, 120_000);
+      const second = await fanoutNote(server, sim, fanoutServers, timeline, "second");
+      await queueSettled(db, 0, 120_000);
+      figures.fanout = {
+        servers: fanoutServers,
+        followers: fanoutFollowers,
+        timelineQuietReqPerSec: Math.round(
+          quiet.reduce((sum, r) => sum + r.reqPerSec * r.seconds, 0) / quiet.reduce((sum, r) => sum + r.seconds, 0),
+        ),
+        first,
+        second,
+      };
+    }
+    if (names.includes("intake")) {
+      const rows: RemoteRow[] = Array.from({ length: intakeServers }, (_, i) => {
+        const origin = `http://${simAddress(i)}:${sim.port}`;
+        return {
+          name: "author",
+          host: new URL(origin).host,
+          uri: `${origin}/users/author`,
+          inbox: `${origin}/users/author/inbox`,
+          sharedInbox: `${origin}/inbox`,
+          followers: `${origin}/users/author/followers`,
+        };
+      });
+      const authors = await insertRemotes(db, nextId, rows, { follower: server.accountId });
+      const storedNotes = async () =>
+        (
+          await db.query<{ n: number }>("SELECT count(*)::int AS n FROM notes WHERE author_id = ANY($1::bigint[])", [
+            authors.map(String),
+          ])
+        ).rows[0].n;
+      /** Waits for `target` notes stored; the time the last was seen (ms since the epoch), or of the last progress. */
+      const storedBy = async (target: number): Promise<{ stored: number; at: number }> => {
+        let last = { stored: await storedNotes(), at: Date.now() };
+        while (last.stored < target && Date.now() - last.at < 60_000) {
+          await sleep(20);
+          const stored = await storedNotes();
+          if (stored > last.stored) last = { stored, at: Date.now() };
+        }
+        return last;
+      };
+      const inbox = `${server.url}/inbox`;
+      // Each server's key fetched once and its connections open before the measured run.
+      await sim.post("/intake", { inbox, count: intakeServers, connections: 32, tag: "warm" });
+      const warmed = await storedBy(intakeServers);
+      const measured = storedBy(warmed.stored + intakeActivities);
+      const posted = await sim.post<{
+        startedAt: number;
+        endedAt: number;
+        statuses: Record<string, number>;
+        p50: number;
+        p99: number;
+      }>("/intake", { inbox, count: intakeActivities, connections: 32, tag: "run" });
+      const done = await measured;
+      const stored = done.stored - warmed.stored;
+      figures.intake = {
+        servers: intakeServers,
+        activities: intakeActivities,
+        stored,
+        perSecond: Math.round(stored / ((done.at - posted.startedAt) / 1000)),
+        answeredPerSecond: Math.round(intakeActivities / ((posted.endedAt - posted.startedAt) / 1000)),
+        statuses: posted.statuses,
+        p50: posted.p50,
+        p99: posted.p99,
+      };
+      await queueSettled(db, 0, 120_000);
+    }
+    if (names.includes("dead")) {
+      const author = await benchAccount(server.url, "deadfanner");
+      const origin = `http://${DEAD_ADDRESS}:${sim.port}`;
+      const rows: RemoteRow[] = Array.from({ length: deadQueued }, (_, i) => ({
+        name: `d${i}`,
+        host: new URL(origin).host,
+        uri: `${origin}/users/d${i}`,
+        inbox: `${origin}/users/d${i}/inbox`,
+        sharedInbox: null,
+        followers: null,
+      }));
+      await insertRemotes(db, nextId, rows, { followee: author.accountId });
+      await queueSettled(db, 0, 120_000);
+      const cpuPercentWithout = await cpuPercentOver(server.pid, deadSeconds);
+      const started = Date.now();
+      await postNote(server.url, author.token, `to a dead server ${Date.now()}`);
+      const queued = await queueSettled(db, deadQueued, 600_000);
+      const settleSeconds = Math.round((Date.now() - started) / 100) / 10;
+      figures.dead = {
+        queued,
+        seconds: deadSeconds,
+        cpuPercentWith: await cpuPercentOver(server.pid, deadSeconds),
+        cpuPercentWithout,
+        settleSeconds,
+      };
+    }
+    figures.simulator = await sim.get("/totals");
+    return figures;
+  } finally {
+    await sim.stop();
+    await db.end();
+    await closeServices(services);
+    await server.stop();
+  }
+}
+
+export function printFederationScale(figures: ScaleFigures, before?: ScaleFigures): void {
+  const { fanout, intake, dead, simulator } = figures;
+  console.log("\nFederation at scale (bench/federation-scale.ts; remote servers simulated, every signature verified):");
+  const rows: Record<string, Record<string, string | number>> = {};
+  if (fanout) {
+    for (const which of ["first", "second"] as const) {
+      const note = fanout[which];
+      const ratio = note.timelineReqPerSec / fanout.timelineQuietReqPerSec;
+      rows[`fan-out, ${which} note: ${fanout.followers.toLocaleString("en")} followers on ${fanout.servers} servers`] =
+        {
+          measured: `${note.inboxes} inboxes (${note.deliveries} POSTs, ${note.verified} verified) in ${note.seconds} s; server CPU ${note.cpuPercent}% of a core, RSS ${note.rssBeforeMb} -> peak ${note.rssPeakMb} MB; home timeline ${note.timelineReqPerSec} req/s (${ratio.toFixed(2)}x of ${fanout.timelineQuietReqPerSec} quiet)`,
+          goal: `${fanout.servers} delivered < 60 s; timeline >= 0.7x`,
+          before: before?.fanout
+            ? `${before.fanout[which].seconds} s, ${before.fanout[which].timelineReqPerSec} req/s`
+            : "",
+        };
+    }
+  }
+  if (intake) {
+    rows[`intake: signed Create(Note)s from ${intake.servers} servers, 32 connections`] = {
+      measured: `${intake.perSecond} stored/s (${intake.stored} of ${intake.activities}; answered ${intake.answeredPerSecond}/s, ${JSON.stringify(intake.statuses)}); p50 ${intake.p50} ms, p99 ${intake.p99} ms`,
+      goal: ">= 300/s, p99 < 200 ms",
+      before: before?.intake ? `${before.intake.perSecond}/s, p99 ${before.intake.p99} ms` : "",
+    };
+  }
+  if (dead) {
+    rows[`a dead server holding ${dead.queued.toLocaleString("en")} queued deliveries`] = {
+      measured: `server CPU ${dead.cpuPercentWith}% of a core over ${dead.seconds} s (${dead.cpuPercentWithout}% before them); all tried and held ${dead.settleSeconds} s after the POST`,
+      goal: "< 1%",
+      before: before?.dead ? `${before.dead.cpuPercentWith}%` : "",
+    };
+  }
+  console.table(rows);
+  console.log(
+    `Simulator: ${simulator.posts} POSTs, ${simulator.verified} verified, ${simulator.failed} failed; ${simulator.keyFetches} keys fetched`,
+  );
+}
