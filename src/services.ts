@@ -26,6 +26,8 @@ import type { Storage } from "./storage/storage.ts";
  * process and its edges use.
  */
 export interface AppServices extends Services {
+  /** The policies' table and the connection that keeps it true. */
+  instances: InstancePolicies;
   /** This instance's live streams (docs/live.md#fan-out); the contexts of requests carry it to openStream. */
   live?: LiveHub;
   /** Sends the mail queue (src/mail/queue.ts); the domain queues mail with queueMail in its transactions. */

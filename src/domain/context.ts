@@ -7,11 +7,10 @@ import type { InstanceLease } from "../db/instance-lease.ts";
 import type { ReadRouting } from "../db/replicas.ts";
 import type { SnowflakeGenerator } from "../db/snowflake.ts";
 import type { WorkerLease } from "../db/worker-lease.ts";
-import type { Account } from "../generated/prisma/client.ts";
+import type { Account, InstancePolicyKind } from "../generated/prisma/client.ts";
 import type { Redis } from "../redis.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { DomainError } from "./errors.ts";
-import type { InstancePolicies } from "./instances/policies.ts";
 import type { IndexOutcome, SearchNarrowing } from "./search/narrowing.ts";
 import type { CallerAccount, CallerCache } from "./sessions/caller-cache.ts";
 import type { TokenIssuer } from "./sessions/tokens.ts";
@@ -38,7 +37,7 @@ export interface Services {
   /** Recent callers' accounts, kept while PostgreSQL reports every change to them. */
   callers: CallerCache;
   /** Moderators' policies for remote servers, kept while PostgreSQL reports every change to them. */
-  instances: InstancePolicies;
+  instances: InstancePolicyTable;
   captcha: CaptchaVerifier;
   storage: Storage;
   /** Meilisearch, when MEILI_URL is set; search then narrows its candidates with it. */
@@ -48,6 +47,16 @@ export interface Services {
   metrics: DomainMetrics;
   /** ActivityPub, when FEDERATION is on (src/federation/mount.ts sets it); off, remote names name nothing. */
   federation?: Federator;
+}
+
+/** Moderators' policies for remote servers, as this instance holds them (src/domain/instances/policies.ts). */
+export interface InstancePolicyTable {
+  /** The policy that holds for a server's host (`accounts.host`, a URL's host), if any. */
+  of(host: string): Promise<InstancePolicyKind | undefined>;
+  /** Every host with a policy. */
+  current(): Promise<ReadonlyMap<string, InstancePolicyKind>>;
+  /** Reads the table again at the next question (a change made here). */
+  forget(): void;
 }
 
 /** What the domain asks of federation (src/federation/remote-accounts.ts, src/federation/follows.ts). */

@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { type Db, Prisma, queryRows } from "../../db/client.ts";
 import { Listener } from "../../db/listener.ts";
 import type { InstancePolicyKind } from "../../generated/prisma/client.ts";
-import type { Context, Services } from "../context.ts";
+import type { Context, InstancePolicyTable, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { requireModerator } from "../sessions/caller.ts";
 
@@ -79,7 +79,7 @@ async function readTable(db: Db): Promise<Map<string, InstancePolicyKind>> {
 }
 
 /** This instance's copy of the policies, true while it listens for their changes. */
-export class InstancePolicies {
+export class InstancePolicies implements InstancePolicyTable {
   private table?: Promise<Map<string, InstancePolicyKind>>;
   private listening = false;
   private readonly listener: Listener;
