@@ -3,7 +3,8 @@
 // each account's actor with its public key, recording every POST its inboxes are sent (signature
 // checked, as test/support/peer.ts's), and answering a Follow with an Accept it signs and POSTs to
 // the follower's server's shared inbox, as the account's `answers` say: every Follow, none, or
-// every one but the first (an Accept lost).
+// every one but the first (an Accept lost). A slow server: each POST is answered `delayMs` after
+// it came (and recorded as arrived all the same when its sender is gone by then).
 import { KeyObject } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,6 +18,8 @@ export type Answers = "all" | "none" | "all-but-first";
 
 export class SigningPeer {
   readonly posts: PeerPost[] = [];
+  /** How long each POST waits for its answer. */
+  delayMs = 0;
   /** The Accepts sent, and the status each got. */
   readonly accepts: { follow: string; status: number }[] = [];
   port = 0;
@@ -106,6 +109,9 @@ export class SigningPeer {
       activity = JSON.parse(body.toString());
     } catch {}
     this.posts.push({ path: incoming.url ?? "", verified, activity });
+    if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    // A sender that died meanwhile never hears the answer.
+    if (response.destroyed || incoming.socket.destroyed) return;
     response.writeHead(verified ? 202 : 401).end();
     if (verified && activity?.type === "Follow" && typeof activity.object === "string") {
       const name = activity.object.startsWith(`${this.url}/users/`) ? activity.object.slice(this.url.length + 7) : "";
