@@ -4,7 +4,7 @@
 // checked, as test/support/peer.ts's), and answering a Follow with an Accept it signs and POSTs to
 // the follower's server's shared inbox, as the account's `answers` say: every Follow, none, or
 // every one but the first (an Accept lost). A slow server: each POST is answered `delayMs` after
-// it came (and recorded as arrived all the same when its sender is gone by then).
+// it came, if its sender is still there to hear it (`answered`: what its senders know arrived).
 import { KeyObject } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -20,6 +20,8 @@ export class SigningPeer {
   readonly posts: PeerPost[] = [];
   /** How long each POST waits for its answer. */
   delayMs = 0;
+  /** The ids of the activities answered 2xx, as they were (a sender gone meanwhile is not answered). */
+  readonly answered: string[] = [];
   /** The Accepts sent, and the status each got. */
   readonly accepts: { follow: string; status: number }[] = [];
   port = 0;
@@ -113,6 +115,7 @@ export class SigningPeer {
     // A sender that died meanwhile never hears the answer.
     if (response.destroyed || incoming.socket.destroyed) return;
     response.writeHead(verified ? 202 : 401).end();
+    if (verified && typeof activity?.id === "string") this.answered.push(activity.id);
     if (verified && activity?.type === "Follow" && typeof activity.object === "string") {
       const name = activity.object.startsWith(`${this.url}/users/`) ? activity.object.slice(this.url.length + 7) : "";
       const answers = this.accounts.get(name);
