@@ -180,6 +180,12 @@ const env = z.object({
   // server that keeps failing is skipped before it is tried again.
   FEDERATION_RETRY_MS: integer(10, 3_600_000, 1_000),
   FEDERATION_PAUSE_MS: integer(100, 86_400_000, 1_800_000),
+  // docs/federation.md#signatures: inbox POSTs taken from one server a minute (across a fleet),
+  // and fetches (keys, JSON-LD contexts) the checking of one server's POSTs may cost a minute.
+  FEDERATION_INBOX_RATE: integer(1, 10_000_000, 3_000),
+  FEDERATION_INBOX_FETCH_RATE: integer(1, 1_000_000, 60),
+  // docs/federation.md#delivery: deliveries to one server at once, per process.
+  FEDERATION_HOST_CONCURRENCY: integer(1, 1_000, 2),
   // docs/live.md#fan-out: the least time between two reads of the live journal by one instance.
   LIVE_READ_SPACING_MS: integer(0, 1_000, 40),
   // Unset: leased from the database at start (src/db/worker-lease.ts).
@@ -255,6 +261,12 @@ export interface Config {
   federationRetryMs: number;
   /** How long a server that keeps failing is skipped before one delivery tries it again. */
   federationPauseMs: number;
+  /** Inbox POSTs taken from one server a minute, across the fleet (429 past it). */
+  federationInboxRate: number;
+  /** Fetches (keys, contexts) the checking of one server's inbox POSTs may cost a minute, per process. */
+  federationInboxFetchRate: number;
+  /** Deliveries to one server at once, per process. */
+  federationHostConcurrency: number;
   /** The least time between two reads of the live journal: a burst's events go out in fewer writes. */
   liveReadSpacingMs: number;
 }
@@ -329,6 +341,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     federationQueue: e.FEDERATION_QUEUE,
     federationRetryMs: e.FEDERATION_RETRY_MS,
     federationPauseMs: e.FEDERATION_PAUSE_MS,
+    federationInboxRate: e.FEDERATION_INBOX_RATE,
+    federationInboxFetchRate: e.FEDERATION_INBOX_FETCH_RATE,
+    federationHostConcurrency: e.FEDERATION_HOST_CONCURRENCY,
     liveReadSpacingMs: e.LIVE_READ_SPACING_MS,
   };
 }

@@ -78,7 +78,9 @@ export async function mountFedify<TContextData>(
       });
     }
     for (const template of options.inboxes) {
-      scope.post(fastifyPath(template), async (request, reply) => {
+      // Not held to the per-address limits (docs/protection.md#rate-limits), made for clients: a
+      // server is counted by who signs (admit), and one busy server sends more than a client may.
+      scope.post(fastifyPath(template), { config: { rateLimit: false } }, async (request, reply) => {
         const response = await fetch(request, request.body as Buffer | undefined);
         if (!response) return reply.callNotFound();
         return send(reply, response);

@@ -1,8 +1,11 @@
 // What an inbox POST must pass before its body is read or its signature checked
 // (docs/federation.md#moderation): the server it comes from, as its signature's key names it,
-// must not be blocked here. Whatever is refused here costs a header's parse and a look-up in
-// memory, and changes nothing.
-import type { FastifyRequest } from "fastify";
+// must not be blocked here, nor over its rate (FEDERATION_INBOX_RATE a minute). Whatever is refused
+// here costs a header's parse, a look-up in memory and a counter's increment, and changes nothing.
+import type { FastifyRateLimitStore } from "@fastify/rate-limit";
+import LocalStore from "@fastify/rate-limit/store/LocalStore.js";
+import RedisStore from "@fastify/rate-limit/store/RedisStore.js";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../domain/context.ts";
 
 /**
@@ -22,12 +25,49 @@ export function sendingHost(headers: FastifyRequest["headers"]): string | undefi
   }
 }
 
+/** The window of FEDERATION_INBOX_RATE. */
+const RATE_WINDOW_MS = 60_000;
+/** Servers counted in memory without Redis: an LRU of this many. */
+const MEMORY_COUNTERS = 10_000;
+
+/**
+ * The POSTs of each sending server this minute (FEDERATION_INBOX_RATE), in @fastify/rate-limit's
+ * own stores as the HTTP rate limits keep theirs (src/http/rate-limits.ts): Redis when REDIS_URL
+ * is set, so that a fleet counts a server once, else this process's memory.
+ */
+function inboxCounters(services: Pick<Services, "redis">): FastifyRateLimitStore {
+  return services.redis
+    ? new RedisStore(false, false, services.redis, "murmur:inbox-rate:")
+    : new LocalStore(false, false, MEMORY_COUNTERS);
+}
+
 /** The refusal of an inbox POST, or undefined to let it through. */
-export function inboxGate(services: Pick<Services, "instances">) {
-  return async (request: FastifyRequest): Promise<{ status: number; error: string } | undefined> => {
+export function inboxGate(services: Pick<Services, "instances" | "redis" | "config">) {
+  const counters = inboxCounters(services);
+  const max = services.config.federationInboxRate;
+  /** This POST counted against its server: how many it sent this window, and when the window ends. */
+  const count = (host: string) =>
+    new Promise<{ current: number; ttl: number } | undefined>((resolve) =>
+      counters.incr(
+        host,
+        // A Redis out of reach lets POSTs through, as the HTTP limits do.
+        (err, result) => resolve(err || !result ? undefined : result),
+        RATE_WINDOW_MS,
+        max,
+      ),
+    );
+  return async (
+    request: FastifyRequest,
+    reply?: FastifyReply,
+  ): Promise<{ status: number; error: string } | undefined> => {
     const host = sendingHost(request.headers);
     if (!host) return undefined;
     if ((await services.instances.of(host)) === "block") return { status: 403, error: "NO_PERMISSION" };
+    const counted = await count(host);
+    if (counted && counted.current > max) {
+      reply?.header("retry-after", String(Math.max(1, Math.ceil(counted.ttl / 1000))));
+      return { status: 429, error: "RATE_LIMITED" };
+    }
     return undefined;
   };
 }

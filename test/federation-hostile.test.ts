@@ -1,0 +1,270 @@
+// Hostile and dead servers (docs/federation.md#signatures, #delivery). Inbox POSTs: a server over
+// FEDERATION_INBOX_RATE is 429 with Retry-After before its POST is read, counted once across a
+// fleet sharing Redis, and no per-IP limit holds back a server within its rate; what checking one
+// server's POSTs fetches (keys again and again, JSON-LD contexts of its choosing) is bounded per
+// server; garbage (bad JSON, unknown types, a note claiming another origin or another author, deep
+// nesting, huge arrays) changes nothing. Deliveries: a paused server does not end its pause by
+// sending to us, and when it answers again it never has more than FEDERATION_HOST_CONCURRENCY
+// deliveries at once.
+//
+// Servers: `gate` works no queue (FEDERATION_QUEUE=off), so that what its inboxes took stays queued
+// to be counted, with low bounds; `murmur` works its queue and delivers. Remote servers are played
+// by `Remote`, a small HTTP server of this file on an address of its own.
+import { KeyObject } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { type Federation, signRequest } from "@fedify/fedify";
+import { Create, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
+import pg from "pg";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createMurmurFederation, type FederationData } from "../src/federation/federation.ts";
+import { PostgresKvStore } from "../src/federation/kv-store.ts";
+import { PostgresMessageQueue } from "../src/federation/message-queue.ts";
+import { cast } from "./support/cast.ts";
+import { type ListeningServer, listening } from "./support/federation.ts";
+import type { TestAccount } from "./support/fixtures.ts";
+import { redisAvailable, startRedis, type TestRedis } from "./support/redis.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+const AP = "application/activity+json";
+const AS = "https://www.w3.org/ns/activitystreams";
+/** Federation's answers are documented in docs/federation.md, not openapi.json. */
+const FEDERATION_ANSWER = /^(GET \/(\.well-known\/|accounts\/)|POST \/(inbox|accounts\/))/;
+const WAIT = { timeout: 20_000, interval: 50 };
+/** FEDERATION_PAUSE_MS of `murmur`: long enough to look at a paused server before it is tried again. */
+const PAUSE_MS = 4_000;
+/** FEDERATION_HOST_CONCURRENCY of `murmur`; its queue works 4 messages at once. */
+const HOST_CONCURRENCY = 2;
+
+function generateKeys(): Promise<CryptoKeyPair> {
+  return crypto.subtle.generateKey(
+    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+    true,
+    ["sign", "verify"],
+  ) as Promise<CryptoKeyPair>;
+}
+
+/**
+ * Another server: its actors (each with its current key), documents it serves as given, and an
+ * inbox that answers `mode` (202, or a status), `delayMs` after a POST came; it counts its GETs and
+ * the POSTs in flight.
+ */
+class Remote {
+  readonly keys = new Map<string, CryptoKeyPair>();
+  readonly documents = new Map<string, unknown>();
+  readonly gets: string[] = [];
+  // biome-ignore lint/suspicious/noExplicitAny: activities are read field by field
+  readonly posts: { activity: any; status: number }[] = [];
+  mode: "accept" | number = "accept";
+  delayMs = 0;
+  inFlight = 0;
+  maxInFlight = 0;
+  port = 0;
+  private server?: http.Server;
+
+  constructor(readonly address: string) {}
+
+  get url(): string {
+    return `http://${this.address}:${this.port}`;
+  }
+
+  actor(name: string): string {
+    return `${this.url}/users/${name}`;
+  }
+
+  keyId(name: string): string {
+    return `${this.actor(name)}#main-key`;
+  }
+
+  /** GETs of `path` so far. */
+  got(path: string): number {
+    return this.gets.filter((one) => one === path).length;
+  }
+
+  async start(...names: string[]): Promise<void> {
+    for (const name of names) this.keys.set(name, await generateKeys());
+    this.server = http.createServer((request, response) => void this.answer(request, response));
+    await new Promise<void>((resolve) => this.server?.listen(0, this.address, resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  /** `body` POSTed to `path` of `server`, signed draft-cavage by actor `signer` (with `keys`, its own by default). */
+  async post(server: TestServer, path: string, body: string, signer: string, keys?: CryptoKeyPair) {
+    const origin = server.services.config.publicUrl;
+    const request = await signRequest(
+      new Request(`${origin}${path}`, { method: "POST", headers: { "content-type": AP }, body }),
+      (keys ?? (this.keys.get(signer) as CryptoKeyPair)).privateKey,
+      new URL(this.keyId(signer)),
+      { spec: "draft-cavage-http-signatures-12" },
+    );
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    return server.request("POST", path, { headers, payload: body });
+  }
+
+  private async answer(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? "/", this.url).pathname;
+    if (request.method === "POST") {
+      this.inFlight++;
+      this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      const status = this.mode === "accept" ? 202 : this.mode;
+      this.posts.push({ activity: JSON.parse(Buffer.concat(chunks).toString()), status });
+      this.inFlight--;
+      response.writeHead(status).end();
+      return;
+    }
+    this.gets.push(path);
+    const name = /^\/users\/(\w+)$/.exec(path)?.[1];
+    const keys = name ? this.keys.get(name) : undefined;
+    if (name && keys) {
+      const pem = KeyObject.from(keys.publicKey).export({ type: "spki", format: "pem" }).toString();
+      return void response.writeHead(200, { "content-type": AP }).end(
+        JSON.stringify({
+          "@context": [AS, "https://w3id.org/security/v1"],
+          id: this.actor(name),
+          type: "Person",
+          preferredUsername: name,
+          inbox: `${this.actor(name)}/inbox`,
+          followers: `${this.actor(name)}/followers`,
+          publicKey: { id: this.keyId(name), owner: this.actor(name), publicKeyPem: pem },
+        }),
+      );
+    }
+    const document = this.documents.get(path);
+    if (document === undefined) return void response.writeHead(404).end();
+    response.writeHead(200, { "content-type": "application/ld+json" }).end(JSON.stringify(document));
+  }
+}
+
+let gate: TestServer;
+let murmur: ListeningServer;
+let alice: TestAccount;
+const remotes: Remote[] = [];
+
+async function remote(address: string, ...names: string[]): Promise<Remote> {
+  const one = new Remote(address);
+  await one.start(...names);
+  remotes.push(one);
+  return one;
+}
+
+async function close(server: TestServer | undefined): Promise<void> {
+  await server?.close().catch((err: Error) => {
+    const lines = err.message.split("\n").slice(1);
+    expect(lines.filter((line) => !FEDERATION_ANSWER.test(line))).toEqual([]);
+  });
+}
+
+beforeAll(async () => {
+  [gate, murmur] = await Promise.all([
+    startTestServer({
+      FEDERATION_QUEUE: "off",
+      FEDERATION_ALLOW_PRIVATE: "true",
+      FEDERATION_INBOX_RATE: "5",
+      FEDERATION_INBOX_FETCH_RATE: "3",
+      // The general limits on: 3 requests from one address per 5 minutes, which inbox POSTs are not held to.
+      RATE_LIMIT_MULTIPLIER: "0.01",
+    }),
+    listening("127.0.0.2", {
+      env: {
+        FEDERATION_RETRY_MS: "50",
+        FEDERATION_PAUSE_MS: String(PAUSE_MS),
+        FEDERATION_HOST_CONCURRENCY: String(HOST_CONCURRENCY),
+      },
+    }),
+  ]);
+  ({ alice } = await cast(murmur, { alice: "alice" }));
+}, 60_000);
+
+afterAll(async () => {
+  for (const one of remotes) await one.stop();
+  await close(gate);
+  await close(murmur);
+});
+
+let sequence = 0;
+
+/** A Follow by `from`'s actor `name` (of an actor of nobody's here: `gate` handles nothing). */
+function follow(from: Remote, name: string): { id: string; body: string } {
+  const id = `${from.url}/follows/${++sequence}`;
+  const body = JSON.stringify({
+    "@context": AS,
+    id,
+    type: "Follow",
+    actor: from.actor(name),
+    object: from.actor(name),
+  });
+  return { id, body };
+}
+
+/** How many messages of `server`'s queue hold the received activity `id`. */
+async function queued(server: TestServer, id: string): Promise<number> {
+  const rows = await server.services.db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM federation_messages
+    WHERE message->>'type' = 'inbox' AND message->'activity'->>'id' = ${id}`;
+  return rows[0].n;
+}
+
+describe("inbox POSTs from one server", () => {
+  it("past FEDERATION_INBOX_RATE a minute are 429 RATE_LIMITED with Retry-After, before anything is queued; other servers go on", async () => {
+    const flood = await remote("127.0.0.3", "flood");
+    const other = await remote("127.0.0.4", "calm");
+    const answers = [];
+    for (let n = 0; n < 7; n++) {
+      const { id, body } = follow(flood, "flood");
+      answers.push({ id, answer: await flood.post(gate, "/inbox", body, "flood") });
+    }
+    // Five taken, though the general limits allow an address three requests: a server is counted by its key's host.
+    expect(answers.map(({ answer }) => answer.status)).toEqual([202, 202, 202, 202, 202, 429, 429]);
+    for (const { id, answer } of answers.slice(5)) {
+      expect(answer.body).toEqual({ error: "RATE_LIMITED" });
+      const wait = Number(answer.headers["retry-after"]);
+      expect(wait).toBeGreaterThanOrEqual(1);
+      expect(wait).toBeLessThanOrEqual(60);
+      expect(await queued(gate, id)).toBe(0);
+    }
+    expect(await queued(gate, answers[0].id)).toBe(1);
+    const calm = follow(other, "calm");
+    expect((await other.post(gate, "/inbox", calm.body, "calm")).status).toBe(202);
+  });
+});
+
+describe.skipIf(!redisAvailable)("inbox POSTs across a fleet sharing Redis", () => {
+  let redis: TestRedis;
+  let fleet: TestServer[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    const env = {
+      FEDERATION_QUEUE: "off",
+      FEDERATION_ALLOW_PRIVATE: "true",
+      FEDERATION_INBOX_RATE: "4",
+      REDIS_URL: redis.url,
+    };
+    fleet = await Promise.all([startTestServer(env), startTestServer(env)]);
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const server of fleet) await close(server);
+    await redis?.stop();
+  });
+
+  it("count one server once, whichever instance each POST reaches", async () => {
+    const busy = await remote("127.0.0.5", "busy");
+    const statuses = [];
+    for (let n = 0; n < 6; n++)
+      statuses.push((await busy.post(fleet[n % 2], "/inbox", follow(busy, "busy").body, "busy")).status);
+    expect(statuses).toEqual([202, 202, 202, 202, 429, 429]);
+  });
+});
