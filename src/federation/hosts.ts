@@ -8,7 +8,6 @@
 // meanwhile had gathered is lost, which costs the operator's view a second, not a delivery.
 import type { Logger } from "pino";
 import type { Db } from "../db/client.ts";
-import type { Metrics } from "../metrics.ts";
 
 /** What became of one queued delivery (one activity to one inbox) at one attempt. */
 export type DeliveryOutcome =
@@ -58,7 +57,7 @@ export class DeliveryRecorder {
   private writing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly services: { db: Db; log: Logger; metrics?: Pick<Metrics, "delivery"> },
+    private readonly services: { db: Db; log: Logger; metrics?: { delivery(outcome: DeliveryOutcome): void } },
     private readonly flushMs = FLUSH_MS,
   ) {}
 
