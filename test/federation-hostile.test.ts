@@ -268,3 +268,65 @@ describe.skipIf(!redisAvailable)("inbox POSTs across a fleet sharing Redis", () 
     expect(statuses).toEqual([202, 202, 202, 202, 429, 429]);
   });
 });
+
+describe("what checking one server's POSTs fetches", () => {
+  it("a rotated key is fetched again, up to FEDERATION_INBOX_FETCH_RATE fetches a minute; past it 429 with Retry-After, fetching nothing", async () => {
+    const rotating = await remote("127.0.0.6", "rot");
+    const fetches = () => rotating.got("/users/rot");
+    const statuses = [];
+    for (let n = 0; n < 4; n++) {
+      // A new key at each POST: the one kept fails, and is fetched again.
+      if (n > 0) rotating.keys.set("rot", await generateKeys());
+      statuses.push((await rotating.post(gate, "/inbox", follow(rotating, "rot").body, "rot")).status);
+    }
+    expect(statuses).toEqual([202, 202, 202, 429]);
+    expect(fetches()).toBe(3);
+    // Signed with a key that no longer verifies: nothing fetched either, and nothing taken.
+    const stale = follow(rotating, "rot");
+    const answer = await rotating.post(gate, "/inbox", stale.body, "rot", await generateKeys());
+    expect(answer.status).toBe(429);
+    expect(answer.body).toEqual({ error: "RATE_LIMITED" });
+    expect(Number(answer.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect(fetches()).toBe(3);
+    expect(await queued(gate, stale.id)).toBe(0);
+  });
+
+  it("JSON-LD contexts a POST names at URLs of the sender's choosing count the same: fetched within the bound, refused past it", async () => {
+    const sender = await remote("127.0.0.7", "ctx");
+    const ids = [];
+    const statuses = [];
+    for (let n = 1; n <= 4; n++) {
+      sender.documents.set(`/contexts/${n}`, { "@context": { murmurTest: `https://example.com/ns#${n}` } });
+      const id = `${sender.url}/follows/ctx-${n}`;
+      const body = JSON.stringify({
+        "@context": [AS, `${sender.url}/contexts/${n}`],
+        id,
+        type: "Follow",
+        actor: sender.actor("ctx"),
+        object: sender.actor("ctx"),
+      });
+      ids.push(id);
+      statuses.push((await sender.post(gate, "/inbox", body, "ctx")).status);
+    }
+    // A context, the key, another context: three fetches in all.
+    expect(sender.gets).toEqual(["/contexts/1", "/users/ctx", "/contexts/2"]);
+    expect(statuses).toEqual([202, 202, 429, 429]);
+    for (const id of ids.slice(2)) expect(await queued(gate, id)).toBe(0);
+  });
+
+  it("a context that cannot be loaded is 400 INVALID_REQUEST, not a 500, and nothing is queued", async () => {
+    const sender = await remote("127.0.0.8", "lost");
+    const id = `${sender.url}/follows/lost`;
+    const body = JSON.stringify({
+      "@context": [AS, `${sender.url}/contexts/none`],
+      id,
+      type: "Follow",
+      actor: sender.actor("lost"),
+      object: sender.actor("lost"),
+    });
+    const answer = await sender.post(gate, "/inbox", body, "lost");
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ error: "INVALID_REQUEST" });
+    expect(await queued(gate, id)).toBe(0);
+  });
+});

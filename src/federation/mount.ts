@@ -15,6 +15,7 @@ import { type OutboxActivity, OutboxRelay } from "./outbox.ts";
 import { isProfileKind, profileActivity } from "./profile.ts";
 import { isReactionKind, reactionActivity, reactionUris } from "./reactions.ts";
 import { remoteAccounts } from "./remote-accounts.ts";
+import { boundSenderFetches, SenderFetchBudget } from "./sender-fetches.ts";
 
 export interface OpenFederation {
   federation: Federation<FederationData>;
@@ -35,7 +36,12 @@ export interface OpenFederation {
 export function openFederation(services: AppServices, work: boolean): OpenFederation {
   const kv = new PostgresKvStore(services.databaseUrl);
   const queue = new PostgresMessageQueue({ databaseUrl: services.databaseUrl, log: services.log });
-  const federation = createMurmurFederation(services, { kv, queue });
+  // Inbox POSTs are checked each in its sender's scope, its fetches bounded (src/federation/sender-fetches.ts).
+  const federation = boundSenderFetches(
+    createMurmurFederation(services, { kv, queue }),
+    new SenderFetchBudget(services.config.federationInboxFetchRate),
+    kv,
+  );
   // What the domain asks of federation (remote names, deliveries), through this federation.
   services.federation = {
     ...remoteAccounts(federation, services),

@@ -8,6 +8,7 @@ import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
+import { chargeSenderFetch } from "./sender-fetches.ts";
 
 /** A refused fetch: a non-public address, too big, too slow, a bad URL or a broken answer. */
 export class UnsafeFetchError extends Error {}
@@ -66,6 +67,8 @@ export async function safeFetch(request: Request, options: SafeFetchOptions): Pr
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new UnsafeFetchError(`unsupported protocol: ${url.protocol}`);
   }
+  // While an inbox POST is checked, each fetch is counted against its sender (src/federation/sender-fetches.ts).
+  chargeSenderFetch(url);
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
   // An address in the URL connects without a lookup: checked here instead.
   if (!options.allowPrivate && isIP(host) && !isPublicAddress(host)) {
