@@ -330,3 +330,102 @@ describe("what checking one server's POSTs fetches", () => {
     expect(await queued(gate, id)).toBe(0);
   });
 });
+
+describe("a server that stops answering, and comes back", () => {
+  let federation: Federation<FederationData>;
+  let kv: PostgresKvStore;
+  let queue: PostgresMessageQueue;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    // `murmur`'s outgoing side, as its web process has it: activities enqueued on its database,
+    // which `murmur` itself delivers.
+    kv = new PostgresKvStore(murmur.databaseUrl);
+    queue = new PostgresMessageQueue({ databaseUrl: murmur.databaseUrl, log: pino({ level: "silent" }) });
+    federation = createMurmurFederation(murmur.services, { kv, queue });
+    admin = new pg.Client({ connectionString: murmur.databaseUrl });
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    await admin?.end();
+    await queue?.close();
+    await kv?.close();
+  });
+
+  /** A Create(Note) from alice to `to`'s inbox, each with an ordering key of its own (else one at a time); its id. */
+  async function send(to: Remote): Promise<string> {
+    const ctx = federation.createContext(new URL(murmur.url), murmur.services);
+    const actor = ctx.getActorUri(alice.id);
+    const id = `${actor.href}#hostile/${++sequence}`;
+    const note = new Note({ id: new URL(`${id}/note`), attribution: actor, to: PUBLIC_COLLECTION });
+    await ctx.sendActivity(
+      { identifier: alice.id },
+      { id: new URL(to.actor("dead")), inboxId: new URL(`${to.url}/inbox`) },
+      new Create({ id: new URL(id), actor, object: note, to: PUBLIC_COLLECTION }),
+      { orderingKey: id },
+    );
+    return id;
+  }
+
+  /** Fedify's pause of `to` as kept in the key-value store, shared by the fleet. */
+  async function pauseOf(to: Remote): Promise<{ state: string; opened?: string } | undefined> {
+    const { rows } = await admin.query<{ value: { state: string; opened?: string } }>(
+      "SELECT value FROM federation_kv WHERE key = $1",
+      [JSON.stringify(["_fedify", "circuit", `${to.address}:${to.port}`])],
+    );
+    return rows[0]?.value;
+  }
+
+  /** Queued messages of activity `id`, and whether each is held for a paused server. */
+  async function held(id: string): Promise<boolean[]> {
+    const { rows } = await admin.query<{ held: boolean }>(
+      `SELECT coalesce((message->>'circuitHeld')::boolean, false) AS held
+       FROM federation_messages WHERE message->>'activityId' = $1`,
+      [id],
+    );
+    return rows.map((row) => row.held);
+  }
+
+  it("it cannot end its pause by sending to us; back, it is sent what was held, never more than FEDERATION_HOST_CONCURRENCY at once", async () => {
+    const dead = await remote("127.0.0.9", "dead");
+    dead.mode = 503;
+    const first = await send(dead);
+    await vi.waitFor(async () => expect((await pauseOf(dead))?.state).toBe("open"), WAIT);
+    const ids = [first];
+    for (let n = 0; n < 11; n++) ids.push(await send(dead));
+    await vi.waitFor(
+      async () => expect((await Promise.all(ids.slice(1).map(held))).flat()).toEqual(ids.slice(1).map(() => true)),
+      WAIT,
+    );
+    const tried = dead.posts.length;
+
+    // It sends us a signed activity, taken and handled: its pause stays as it was, nothing held is tried.
+    const create = {
+      "@context": AS,
+      id: `${dead.url}/notes/1/activity`,
+      type: "Create",
+      actor: dead.actor("dead"),
+      object: { id: `${dead.url}/notes/1`, type: "Note", attributedTo: dead.actor("dead"), content: "hello" },
+    };
+    expect((await dead.post(murmur, "/inbox", JSON.stringify(create), "dead")).status).toBe(202);
+    await vi.waitFor(async () => expect(await queued(murmur, create.id)).toBe(0), WAIT);
+    // Still paused (or, should the pause have run out meanwhile, being probed), and whatever was
+    // tried meanwhile was a probe that failed: no held delivery let go.
+    expect((await pauseOf(dead))?.state).toMatch(/^(open|half-open)$/);
+    expect(dead.posts.slice(tried).every((post) => post.status === 503)).toBe(true);
+
+    // Back, and slow: each POST answered after 200 ms. The queue works 4 messages at once.
+    dead.delayMs = 200;
+    dead.mode = "accept";
+    await vi.waitFor(
+      () =>
+        expect(new Set(dead.posts.filter((post) => post.status === 202).map((post) => post.activity.id))).toEqual(
+          new Set(ids),
+        ),
+      { timeout: 30_000, interval: 100 },
+    );
+    expect(dead.maxInFlight).toBeLessThanOrEqual(HOST_CONCURRENCY);
+    expect(await pauseOf(dead)).toBeUndefined();
+  }, 60_000);
+});

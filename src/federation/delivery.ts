@@ -26,6 +26,7 @@ import { Temporal } from "@js-temporal/polyfill";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { AppServices } from "../services.ts";
+import { HostSlots } from "./host-slots.ts";
 import type { DeliveryOutcome, DeliveryPost, DeliveryRecorder } from "./hosts.ts";
 import { FETCH_LIMITS, safeFetch, UnsafeFetchError } from "./safe-fetch.ts";
 
@@ -111,6 +112,8 @@ export interface DeliveryGuard {
   userAgent: GetUserAgentOptions | string;
   /** Where each delivery's outcome goes (src/federation/hosts.ts): /metrics and the per-host record. */
   recorder?: Pick<DeliveryRecorder, "record" | "flush">;
+  /** FEDERATION_HOST_CONCURRENCY: deliveries to one server at once in this process (src/federation/host-slots.ts). */
+  hostConcurrency?: number;
 }
 
 interface Delivering {
@@ -182,6 +185,7 @@ export class GuardedQueue implements MessageQueue {
   readonly enqueueMany?: MessageQueue["enqueueMany"];
   readonly getDepth?: MessageQueue["getDepth"];
   private readonly userAgent: string;
+  private readonly slots?: HostSlots;
 
   constructor(
     private readonly queue: MessageQueue,
@@ -190,6 +194,7 @@ export class GuardedQueue implements MessageQueue {
     guardGlobalFetch();
     this.nativeRetrial = queue.nativeRetrial;
     this.userAgent = typeof guard.userAgent === "string" ? guard.userAgent : getUserAgent(guard.userAgent);
+    if (guard.hostConcurrency) this.slots = new HostSlots(guard.hostConcurrency);
     if (queue.enqueueMany) this.enqueueMany = queue.enqueueMany.bind(queue);
     if (queue.getDepth) this.getDepth = queue.getDepth.bind(queue);
   }
@@ -201,6 +206,18 @@ export class GuardedQueue implements MessageQueue {
     return this.queue.enqueue(message, options);
   }
 
+  /**
+   * A delivery to a server with all its slots taken, queued again for its next turn, as it is
+   * (its attempt, its hold and its ordering key: Fedify queues its own retries the same way).
+   */
+  private defer(message: unknown, host: string, slots: HostSlots): Promise<void> {
+    const orderingKey = (message as { orderingKey?: unknown }).orderingKey;
+    return this.queue.enqueue(message, {
+      delay: Temporal.Duration.from({ milliseconds: slots.deferral(host) }),
+      ...(typeof orderingKey === "string" && { orderingKey }),
+    });
+  }
+
   async listen(
     handler: (message: unknown) => Promise<void> | void,
     options?: MessageQueueListenOptions,
@@ -210,6 +227,9 @@ export class GuardedQueue implements MessageQueue {
       await this.queue.listen(async (message) => {
         if (!isOutgoing(message)) return handler(message);
         const inbox = (message as { type: string; inbox?: unknown }).inbox;
+        const host = typeof inbox === "string" ? hostOf(inbox) : undefined;
+        const slot = host && this.slots ? this.slots.take(host) : undefined;
+        if (host && this.slots && !slot) return this.defer(message, host, this.slots);
         const scope: Delivering = { allowPrivate: this.guard.allowPrivate, userAgent: this.userAgent, redirects: 0 };
         if (recorder && typeof inbox === "string") scope.outcome = {};
         try {
@@ -219,6 +239,7 @@ export class GuardedQueue implements MessageQueue {
           if (scope.outcome) scope.outcome.requeued = "retried";
           throw err;
         } finally {
+          slot?.();
           if (scope.outcome) recorder?.record(inbox as string, outcomeOf(scope.outcome), scope.outcome.post);
         }
       }, options);
@@ -226,6 +247,15 @@ export class GuardedQueue implements MessageQueue {
       // What this process gathered is written before it stops working the queue.
       await recorder?.flush();
     }
+  }
+}
+
+/** An inbox URL's server as Fedify's circuit breaker names it (host and port); undefined if no URL. */
+function hostOf(inbox: string): string | undefined {
+  try {
+    return new URL(inbox).host.toLowerCase();
+  } catch {
+    return undefined;
   }
 }
 

@@ -80,6 +80,8 @@ export function createMurmurFederation(
     queue: new GuardedQueue(new ActivityKeyedQueue(stores.queue ?? new InProcessMessageQueue()), {
       ...loading,
       recorder: new DeliveryRecorder(services),
+      // At most this many at once to one server (src/federation/host-slots.ts).
+      hostConcurrency: config.federationHostConcurrency,
     }),
     // What Fedify counts of inbox activities goes to /metrics (src/federation/meters.ts).
     meterProvider: fedifyMeters(services.metrics),
