@@ -429,3 +429,77 @@ describe("a server that stops answering, and comes back", () => {
     expect(await pauseOf(dead)).toBeUndefined();
   }, 60_000);
 });
+
+describe("garbage", () => {
+  /** Once `murmur` has handled (or dropped) what it queued of activity `id`. */
+  async function handled(id: string): Promise<void> {
+    await vi.waitFor(async () => expect(await queued(murmur, id)).toBe(0), WAIT);
+  }
+
+  it("bad JSON, a body nested too deep, an unknown type, an object without a type: 400 INVALID_REQUEST or taken, never a 500, and nothing changes", async () => {
+    const junk = await remote("127.0.0.10", "junk");
+    const actor = junk.actor("junk");
+    const activity = (n: number, object: string) =>
+      `{"@context":"${AS}","id":"${junk.url}/activities/${n}","type":"Create","actor":"${actor}","object":${object}}`;
+    const refused = {
+      "bad JSON": `{"@context":"${AS}","id":"${junk.url}/activities/0","type":"Create",`,
+      // 100,000 arrays in arrays, 200 kB; 20,000 notes replying to notes, 560 kB.
+      "arrays nested deep": activity(1, `${"[".repeat(100_000)}${"]".repeat(100_000)}`),
+      "objects nested deep": activity(2, `${'{"type":"Note","inReplyTo":'.repeat(20_000)}null${"}".repeat(20_000)}`),
+    };
+    for (const [what, body] of Object.entries(refused)) {
+      const answer = await junk.post(murmur, "/inbox", body, "junk");
+      expect(answer.status, what).toBe(400);
+      expect(answer.body, what).toEqual({ error: "INVALID_REQUEST" });
+    }
+    const taken = {
+      "an unknown type": `{"@context":"${AS}","id":"${junk.url}/activities/3","type":"Frobnicate","actor":"${actor}","object":"${murmur.url}/accounts/${alice.id}"}`,
+      // Brackets in a string, after an escaped quote, are no nesting.
+      "an object without a type": activity(
+        4,
+        `{"id":"${junk.url}/notes/4","content":"\\"${"[{".repeat(1000)}","attributedTo":"${actor}"}`,
+      ),
+    };
+    for (const [what, body] of Object.entries(taken)) {
+      expect((await junk.post(murmur, "/inbox", body, "junk")).status, what).toBe(202);
+    }
+    for (let n = 0; n <= 4; n++) await handled(`${junk.url}/activities/${n}`);
+    expect(await murmur.services.db.account.count({ where: { host: `${junk.address}:${junk.port}` } })).toBe(0);
+    expect(await murmur.services.db.note.count({ where: { uri: { startsWith: junk.url } } })).toBe(0);
+  });
+
+  it("a Create whose note is of another origin, or of another author, stores nothing; the author's own note of its origin is stored", async () => {
+    const a = await remote("127.0.0.11", "amy", "ann");
+    const b = await remote("127.0.0.12", "bea");
+    const aliceUri = `${murmur.url}/accounts/${alice.id}`;
+    const note = (id: string, author: string) => ({
+      id,
+      type: "Note",
+      attributedTo: author,
+      content: `<p>for <a href="${aliceUri}">@alice</a></p>`,
+      to: [PUBLIC_COLLECTION.href],
+      cc: [aliceUri],
+      tag: [{ type: "Mention", href: aliceUri }],
+    });
+    // A note that exists on b, by bea.
+    b.documents.set("/notes/real", { "@context": AS, ...note(`${b.url}/notes/real`, b.actor("bea")) });
+    const claims = {
+      "b's note, as amy's": note(`${b.url}/notes/real`, a.actor("amy")),
+      "a note of b's origin, as amy's": note(`${b.url}/notes/made-up`, a.actor("amy")),
+      "a note of b's origin, as bea's": note(`${b.url}/notes/bea`, b.actor("bea")),
+      "ann's note, sent by amy": note(`${a.url}/notes/ann`, a.actor("ann")),
+    };
+    const own = note(`${a.url}/notes/own`, a.actor("amy"));
+    for (const [what, object] of [...Object.entries(claims), ["amy's own", own] as const]) {
+      const id = `${a.url}/activities/${encodeURIComponent(what)}`;
+      const body = JSON.stringify({ "@context": AS, id, type: "Create", actor: a.actor("amy"), object });
+      expect((await a.post(murmur, "/inbox", body, "amy")).status, what).toBe(202);
+      await handled(id);
+    }
+    const stored = await murmur.services.db.note.findMany({
+      where: { uri: { in: [...Object.values(claims).map((claim) => claim.id), own.id] } },
+      select: { uri: true },
+    });
+    expect(stored).toEqual([{ uri: own.id }]);
+  });
+});

@@ -8,6 +8,7 @@ import { mountFedify } from "./fastify.ts";
 import { createMurmurFederation, type FederationData, PATHS } from "./federation.ts";
 import { socialActivity, socialActs } from "./follows.ts";
 import { inboxGate } from "./inbox-gate.ts";
+import { guardInboxes } from "./inbox-receive.ts";
 import { PostgresKvStore } from "./kv-store.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { isNoteKind, noteActivity, noteUris } from "./notes.ts";
@@ -15,7 +16,7 @@ import { type OutboxActivity, OutboxRelay } from "./outbox.ts";
 import { isProfileKind, profileActivity } from "./profile.ts";
 import { isReactionKind, reactionActivity, reactionUris } from "./reactions.ts";
 import { remoteAccounts } from "./remote-accounts.ts";
-import { boundSenderFetches, SenderFetchBudget } from "./sender-fetches.ts";
+import { SenderFetchBudget } from "./sender-fetches.ts";
 
 export interface OpenFederation {
   federation: Federation<FederationData>;
@@ -36,8 +37,8 @@ export interface OpenFederation {
 export function openFederation(services: AppServices, work: boolean): OpenFederation {
   const kv = new PostgresKvStore(services.databaseUrl);
   const queue = new PostgresMessageQueue({ databaseUrl: services.databaseUrl, log: services.log });
-  // Inbox POSTs are checked each in its sender's scope, its fetches bounded (src/federation/sender-fetches.ts).
-  const federation = boundSenderFetches(
+  // Inbox POSTs: their fetches bounded per sender, garbage refused (src/federation/inbox-receive.ts).
+  const federation = guardInboxes(
     createMurmurFederation(services, { kv, queue }),
     new SenderFetchBudget(services.config.federationInboxFetchRate),
     kv,

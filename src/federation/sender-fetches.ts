@@ -10,7 +10,7 @@
 // a 401 it may drop). Fetches made later, while the queue handles what was taken, are no part of it.
 import { AsyncLocalStorage } from "node:async_hooks";
 import LocalStore from "@fastify/rate-limit/store/LocalStore.js";
-import type { Federation, KvStore } from "@fedify/fedify";
+import type { KvStore } from "@fedify/fedify";
 import { sendingHost } from "./inbox-gate.ts";
 
 const WINDOW_MS = 60_000;
@@ -65,64 +65,41 @@ export function chargeSenderFetch(url: URL): void {
 const PUBLIC_KEYS = ["_fedify", "publicKey"] as const;
 
 /**
- * `federation` whose fetch handles each signed POST in its sender's scope, and answers one whose
- * checking needed a fetch refused 429 RATE_LIMITED (whatever Fedify answered: 401 for a key not
- * fetched, 400 for a context not loaded). Fedify keeps a key it could not fetch as unavailable for
- * ten minutes (and one it fetched again in vain in place of the one it had): what it kept of a
- * refused URL is forgotten, so that the sender's next POST, after its wait, fetches it anew.
+ * Runs `run` (Fedify's handling of the inbox POST `request`) in the scope of its sending server,
+ * and answers 429 RATE_LIMITED when its checking needed a fetch refused (whatever Fedify answered:
+ * 401 for a key not fetched, 400 or a throw for a context not loaded). Fedify keeps a key it could
+ * not fetch as unavailable for ten minutes (and one it fetched again in vain in place of the one
+ * it had): what it kept of a refused URL is forgotten, so that the sender's next POST, after its
+ * wait, fetches it anew. An unsigned POST has no sender to count: Fedify refuses it unread.
  */
-export function boundSenderFetches<T>(
-  federation: Federation<T>,
+export async function withSenderFetches(
+  request: Request,
   budget: SenderFetchBudget,
   kv: KvStore,
-): Federation<T> {
-  const fetch: Federation<T>["fetch"] = async (request, options) => {
-    if (request.method !== "POST") return federation.fetch(request, options);
-    const host = sendingHost({
-      signature: request.headers.get("signature") ?? undefined,
-      "signature-input": request.headers.get("signature-input") ?? undefined,
-    });
-    if (!host) return federation.fetch(request, options);
-    const scope: Receiving = { host, budget, refused: [] };
-    let response: Response;
-    try {
-      response = await receiving.run(scope, () => federation.fetch(request, options));
-    } catch (err) {
-      if (scope.refusedFor === undefined) throw err;
-      response = new Response(null, { status: 400 });
-    }
-    if (scope.refusedFor === undefined) return response;
-    for (const url of scope.refused) {
-      await kv.delete([...PUBLIC_KEYS, url]);
-      await kv.delete([...PUBLIC_KEYS, "__fetchError", url]);
-    }
-    if (response.ok) return response;
-    await response.body?.cancel();
-    return Response.json(
-      { error: "RATE_LIMITED" },
-      { status: 429, headers: { "retry-after": String(scope.refusedFor) } },
-    );
-  };
-  const receive: Federation<T>["fetch"] = async (request, options) => {
-    try {
-      return await fetch(request, options);
-    } catch (err) {
-      // A context the body names that could not be loaded (it fails, or is not JSON-LD): Fedify
-      // throws, as for a passing outage, which would be a 500; the activity cannot be read, 400.
-      if (!isJsonLdError(err)) throw err;
-      return new Response("Invalid activity.", { status: 400, headers: { "content-type": "text/plain" } });
-    }
-  };
-  return new Proxy(federation, {
-    get(target, property) {
-      if (property === "fetch") return receive;
-      const value = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
+  run: () => Promise<Response>,
+): Promise<Response> {
+  const host = sendingHost({
+    signature: request.headers.get("signature") ?? undefined,
+    "signature-input": request.headers.get("signature-input") ?? undefined,
   });
-}
-
-/** An error of jsonld.js (a remote context not loaded, a bad one): its name is `jsonld.<kind>`. */
-function isJsonLdError(err: unknown): boolean {
-  return err instanceof Error && err.name.startsWith("jsonld.");
+  if (!host) return run();
+  const scope: Receiving = { host, budget, refused: [] };
+  let response: Response;
+  try {
+    response = await receiving.run(scope, run);
+  } catch (err) {
+    if (scope.refusedFor === undefined) throw err;
+    response = new Response(null, { status: 400 });
+  }
+  if (scope.refusedFor === undefined) return response;
+  for (const url of scope.refused) {
+    await kv.delete([...PUBLIC_KEYS, url]);
+    await kv.delete([...PUBLIC_KEYS, "__fetchError", url]);
+  }
+  if (response.ok) return response;
+  await response.body?.cancel();
+  return Response.json(
+    { error: "RATE_LIMITED" },
+    { status: 429, headers: { "retry-after": String(scope.refusedFor) } },
+  );
 }
