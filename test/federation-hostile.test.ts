@@ -1,11 +1,12 @@
 // Hostile and dead servers (docs/federation.md#signatures, #delivery). Inbox POSTs: a server over
-// FEDERATION_INBOX_RATE is 429 with Retry-After before its POST is read, counted once across a
-// fleet sharing Redis, and no per-IP limit holds back a server within its rate; what checking one
-// server's POSTs fetches (keys again and again, JSON-LD contexts of its choosing) is bounded per
-// server; garbage (bad JSON, unknown types, a note claiming another origin or another author, deep
-// nesting, huge arrays) changes nothing. Deliveries: a paused server does not end its pause by
-// sending to us, and when it answers again it never has more than FEDERATION_HOST_CONCURRENCY
-// deliveries at once.
+// FEDERATION_INBOX_RATE is 429 with Retry-After before its POST is read, a large body counting
+// more, counted once across a fleet sharing Redis, and no per-address limit holds back a server
+// within its rate; what checking one server's POSTs fetches (keys again and again, JSON-LD
+// contexts of its choosing) is bounded per server; garbage (bad JSON, deep nesting, unknown types,
+// a note claiming another origin or another author) changes nothing (huge arrays of mentions:
+// test/federation-receive.test.ts). Deliveries: a paused server does not end its pause by sending
+// to us, and when it answers again it never has more than FEDERATION_HOST_CONCURRENCY deliveries
+// at once.
 //
 // Servers: `gate` works no queue (FEDERATION_QUEUE=off), so that what its inboxes took stays queued
 // to be counted, with low bounds; `murmur` works its queue and delivers. Remote servers are played
@@ -237,6 +238,19 @@ describe("inbox POSTs from one server", () => {
     expect(await queued(gate, answers[0].id)).toBe(1);
     const calm = follow(other, "calm");
     expect((await other.post(gate, "/inbox", calm.body, "calm")).status).toBe(202);
+  });
+});
+
+describe("inbox POSTs of large bodies", () => {
+  it("count once more for every 16 KiB they carry", async () => {
+    const bulky = await remote("127.0.0.14", "bulky");
+    const statuses = [];
+    for (let n = 0; n < 2; n++) {
+      // 40 KiB: three counts of the rate of 5.
+      const padded = JSON.stringify({ ...JSON.parse(follow(bulky, "bulky").body), summary: "x".repeat(40 * 1024) });
+      statuses.push((await bulky.post(gate, "/inbox", padded, "bulky")).status);
+    }
+    expect(statuses).toEqual([202, 429]);
   });
 });
 

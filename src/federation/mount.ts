@@ -84,6 +84,6 @@ export async function mountFederation(app: FastifyInstance, services: AppService
     inboxes: [PATHS.inbox, PATHS.sharedInbox],
     // An activity is JSON: the bound of every JSON body.
     bodyLimit: JSON_BODY_LIMIT,
-    admit: inboxGate(services),
+    admit: inboxGate(services, JSON_BODY_LIMIT),
   });
 }
