@@ -121,6 +121,8 @@ interface Delivering {
   userAgent: string;
   /** Redirects answered in this delivery so far: Fedify follows up to 20; Murmur's bound is 5. */
   redirects: number;
+  /** Whether a POST was sent (a held delivery sends none): only those time a server's deliveries. */
+  posted?: boolean;
   /** A delivery to one inbox (an outbox message; a fanout only enqueues those): what came of it. */
   outcome?: { post?: DeliveryPost; requeued?: "retried" | "held" };
 }
@@ -146,6 +148,7 @@ async function deliveryFetch(delivery: Delivering, request: Request): Promise<Re
   request.headers.set("user-agent", delivery.userAgent);
   let response: Response;
   try {
+    delivery.posted = true;
     response = await safeFetch(request, { allowPrivate: delivery.allowPrivate, signal: request.signal });
   } catch (err) {
     if (delivery.outcome) delivery.outcome.post = { error: failureOf(err) };
@@ -239,7 +242,7 @@ export class GuardedQueue implements MessageQueue {
           if (scope.outcome) scope.outcome.requeued = "retried";
           throw err;
         } finally {
-          slot?.();
+          slot?.(scope.posted === true);
           if (scope.outcome) recorder?.record(inbox as string, outcomeOf(scope.outcome), scope.outcome.post);
         }
       }, options);

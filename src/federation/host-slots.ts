@@ -18,9 +18,12 @@ interface HostState {
 
 /** The average's start, before a server's first delivery is timed. */
 const FIRST_GUESS_MS = 100;
-/** Turns are at least this far apart, at most an hour away. */
+/**
+ * Turns are at least this far apart, and at most ten minutes away: a server whose POSTs hang (its
+ * probe waiting out the fetch's 10 s) does not push its backlog hours out.
+ */
 const MIN_SPACING_MS = 5;
-const MAX_WAIT_MS = 3_600_000;
+const MAX_WAIT_MS = 600_000;
 
 export class HostSlots {
   private readonly hosts = new Map<string, HostState>();
@@ -28,10 +31,10 @@ export class HostSlots {
   constructor(readonly perHost: number) {}
 
   /**
-   * A slot for a delivery to `host`: a function that gives it back (call it once the delivery is
-   * done), or undefined when `perHost` are in flight.
+   * A slot for a delivery to `host`: a function that gives it back once the delivery is done
+   * (saying whether it sent a POST, which alone is timed), or undefined when `perHost` are in flight.
    */
-  take(host: string): (() => void) | undefined {
+  take(host: string): ((posted: boolean) => void) | undefined {
     let state = this.hosts.get(host);
     if (!state) {
       state = { inFlight: 0, nextTurnAt: 0, averageMs: FIRST_GUESS_MS };
@@ -42,11 +45,11 @@ export class HostSlots {
     const started = performance.now();
     const held = state;
     let given = false;
-    return () => {
+    return (posted) => {
       if (given) return;
       given = true;
       held.inFlight--;
-      held.averageMs = 0.8 * held.averageMs + 0.2 * (performance.now() - started);
+      if (posted) held.averageMs = 0.8 * held.averageMs + 0.2 * (performance.now() - started);
       // Forgotten when idle: a map of every server ever sent to would only grow.
       if (held.inFlight === 0 && held.nextTurnAt <= performance.now()) this.hosts.delete(host);
     };
