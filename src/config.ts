@@ -180,6 +180,9 @@ const env = z.object({
   // server that keeps failing is skipped before it is tried again.
   FEDERATION_RETRY_MS: integer(10, 3_600_000, 1_000),
   FEDERATION_PAUSE_MS: integer(100, 86_400_000, 1_800_000),
+  // docs/running.md: how long a queue worker's claim of a message lasts unrenewed, so how long
+  // what a dead process held waits before another takes it.
+  FEDERATION_QUEUE_LEASE_MS: integer(1_000, 3_600_000, 30_000),
   // docs/federation.md#signatures: inbox POSTs taken from one server a minute (across a fleet),
   // and fetches (keys, JSON-LD contexts) the checking of one server's POSTs may cost a minute.
   FEDERATION_INBOX_RATE: integer(1, 10_000_000, 3_000),
@@ -261,6 +264,7 @@ export interface Config {
   federationRetryMs: number;
   /** How long a server that keeps failing is skipped before one delivery tries it again. */
   federationPauseMs: number;
+  federationQueueLeaseMs: number;
   /** Inbox POSTs taken from one server a minute, across the fleet (429 past it). */
   federationInboxRate: number;
   /** Fetches (keys, contexts) the checking of one server's inbox POSTs may cost a minute, per process. */
@@ -341,6 +345,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     federationQueue: e.FEDERATION_QUEUE,
     federationRetryMs: e.FEDERATION_RETRY_MS,
     federationPauseMs: e.FEDERATION_PAUSE_MS,
+    federationQueueLeaseMs: e.FEDERATION_QUEUE_LEASE_MS,
     federationInboxRate: e.FEDERATION_INBOX_RATE,
     federationInboxFetchRate: e.FEDERATION_INBOX_FETCH_RATE,
     federationHostConcurrency: e.FEDERATION_HOST_CONCURRENCY,

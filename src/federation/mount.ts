@@ -36,7 +36,11 @@ export interface OpenFederation {
  */
 export function openFederation(services: AppServices, work: boolean): OpenFederation {
   const kv = new PostgresKvStore(services.databaseUrl);
-  const queue = new PostgresMessageQueue({ databaseUrl: services.databaseUrl, log: services.log });
+  const queue = new PostgresMessageQueue({
+    databaseUrl: services.databaseUrl,
+    log: services.log,
+    leaseMs: services.config.federationQueueLeaseMs,
+  });
   // Inbox POSTs: their fetches bounded per sender, garbage refused (src/federation/inbox-receive.ts).
   const federation = guardInboxes(
     createMurmurFederation(services, { kv, queue }),
