@@ -440,6 +440,21 @@ describe("activities of other servers", () => {
     expect(await stored(quote.id)).toMatchObject({ renoteId: BigInt(localId), content: "quoting" });
   });
 
+  it("a quote's inline `RE:` link, as Misskey writes it, is not part of its text", async () => {
+    const local = await a.request("POST", "/notes", { token: alice.token, body: { content: "quote me" } });
+    const target = `${a.url}/notes/${(local.body as { id: string }).id}`;
+    const quote = peerNote("mallory", {
+      content: `<p>quoting<br><br><span class="quote-inline">RE: <a href="${target}">${target}</a></span></p>`,
+      quoteUrl: target,
+      _misskey_quote: target,
+    });
+    await deliver({
+      "@context": ["https://www.w3.org/ns/activitystreams", { quoteUrl: "as:quoteUrl" }],
+      ...create(quote),
+    });
+    expect(await stored(quote.id)).toMatchObject({ content: "quoting" });
+  });
+
   it(`a reply chain is fetched ${MAX_FETCHES} parents deep, no deeper`, async () => {
     // A chain 1,000 deep, every note of it served: no more than the bound is fetched.
     const chain = [peerNote("eve")];

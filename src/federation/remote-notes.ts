@@ -69,15 +69,24 @@ const NOTE_TEXT: HtmlToTextOptions = {
 /** NOTE_TEXT compiled once: convert() compiled its selectors again for every note, ~4% of an instance's CPU taking notes in. */
 const noteText = compile(NOTE_TEXT);
 
-function plainText(html: string | undefined, max: number): string {
-  return displayText(html ? noteText(html).trim() : "", max);
+/**
+ * NOTE_TEXT for a quote: without its `RE: <link>` (`class="quote-inline"`), which Misskey and
+ * Mastodon add to a quote's HTML for servers that show no quotes. Murmur shows the quoted note.
+ */
+const quoteText = compile({
+  ...NOTE_TEXT,
+  selectors: [...(NOTE_TEXT.selectors ?? []), { selector: ".quote-inline", format: "skip" }],
+});
+
+function plainText(html: string | undefined, max: number, convert = noteText): string {
+  return displayText(html ? convert(html).trim() : "", max);
 }
 
 /** A note's text and content warning as Murmur keeps them, cut to the local limits. */
 function textOf(object: NoteLike): { content: string; cwComment: string } {
   const html = object.content?.toString() || (object instanceof Article ? object.name?.toString() : undefined);
   return {
-    content: plainText(html, LIMITS.content),
+    content: plainText(html, LIMITS.content, quoteOf(object) ? quoteText : noteText),
     cwComment: plainText(object.summary?.toString(), LIMITS.cwComment).replace(/\n+/g, " "),
   };
 }
