@@ -26,7 +26,7 @@ import { Temporal } from "@js-temporal/polyfill";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { AppServices } from "../services.ts";
-import { HostSlots } from "./host-slots.ts";
+import { HostSlots, type SlotOutcome } from "./host-slots.ts";
 import type { DeliveryOutcome, DeliveryPost, DeliveryRecorder } from "./hosts.ts";
 import { FETCH_LIMITS, safeFetch, UnsafeFetchError } from "./safe-fetch.ts";
 
@@ -121,8 +121,8 @@ interface Delivering {
   userAgent: string;
   /** Redirects answered in this delivery so far: Fedify follows up to 20; Murmur's bound is 5. */
   redirects: number;
-  /** Whether a POST was sent (a held delivery sends none): only those time a server's deliveries. */
-  posted?: boolean;
+  /** How its POST went, if it sent one (a held delivery sends none): src/federation/host-slots.ts. */
+  slot: SlotOutcome;
   /** A delivery to one inbox (an outbox message; a fanout only enqueues those): what came of it. */
   outcome?: { post?: DeliveryPost; requeued?: "retried" | "held" };
 }
@@ -148,12 +148,14 @@ async function deliveryFetch(delivery: Delivering, request: Request): Promise<Re
   request.headers.set("user-agent", delivery.userAgent);
   let response: Response;
   try {
-    delivery.posted = true;
+    delivery.slot.posted = true;
     response = await safeFetch(request, { allowPrivate: delivery.allowPrivate, signal: request.signal });
   } catch (err) {
+    delivery.slot.failed = true;
     if (delivery.outcome) delivery.outcome.post = { error: failureOf(err) };
     throw err;
   }
+  delivery.slot.failed = response.status >= 500;
   if (delivery.outcome) delivery.outcome.post = { status: response.status };
   if (response.status >= 300 && response.status < 400 && response.headers.has("location")) {
     delivery.redirects++;
@@ -233,7 +235,12 @@ export class GuardedQueue implements MessageQueue {
         const host = typeof inbox === "string" ? hostOf(inbox) : undefined;
         const slot = host && this.slots ? this.slots.take(host) : undefined;
         if (host && this.slots && !slot) return this.defer(message, host, this.slots);
-        const scope: Delivering = { allowPrivate: this.guard.allowPrivate, userAgent: this.userAgent, redirects: 0 };
+        const scope: Delivering = {
+          allowPrivate: this.guard.allowPrivate,
+          userAgent: this.userAgent,
+          redirects: 0,
+          slot: { posted: false, failed: false },
+        };
         if (recorder && typeof inbox === "string") scope.outcome = {};
         try {
           await delivering.run(scope, () => handler(message));
@@ -242,7 +249,7 @@ export class GuardedQueue implements MessageQueue {
           if (scope.outcome) scope.outcome.requeued = "retried";
           throw err;
         } finally {
-          slot?.(scope.posted === true);
+          slot?.(scope.slot);
           if (scope.outcome) recorder?.record(inbox as string, outcomeOf(scope.outcome), scope.outcome.post);
         }
       }, options);
