@@ -184,7 +184,8 @@ const env = z.object({
   // what a dead process held waits before another takes it.
   FEDERATION_QUEUE_LEASE_MS: integer(1_000, 3_600_000, 30_000),
   // docs/federation.md#signatures: inbox POSTs taken from one server a minute (across a fleet),
-  // and fetches (keys, JSON-LD contexts) the checking of one server's POSTs may cost a minute.
+  // and fetches (keys, JSON-LD contexts) the checking of one server's POSTs may cost a minute (and
+  // contexts fetched from one host).
   FEDERATION_INBOX_RATE: integer(1, 10_000_000, 3_000),
   FEDERATION_INBOX_FETCH_RATE: integer(1, 1_000_000, 60),
   // docs/federation.md#delivery: deliveries to one server at once, per process.

@@ -328,6 +328,26 @@ describe("what checking one server's POSTs fetches", () => {
     for (const id of ids.slice(2)) expect(await queued(gate, id)).toBe(0);
   });
 
+  it("contexts fetched from one host are bounded too, whichever servers name them", async () => {
+    const victim = await remote("127.0.0.15");
+    const statuses = [];
+    for (let n = 1; n <= 4; n++) {
+      // A server of its own each time: no sender is past its own bound.
+      const sender = await remote(`127.0.0.${15 + n}`, "namer");
+      victim.documents.set(`/contexts/${n}`, { "@context": { murmurTest: `https://example.com/ns#${n}` } });
+      const body = JSON.stringify({
+        "@context": [AS, `${victim.url}/contexts/${n}`],
+        id: `${sender.url}/follows/named`,
+        type: "Follow",
+        actor: sender.actor("namer"),
+        object: sender.actor("namer"),
+      });
+      statuses.push((await sender.post(gate, "/inbox", body, "namer")).status);
+    }
+    expect(victim.gets).toEqual(["/contexts/1", "/contexts/2", "/contexts/3"]);
+    expect(statuses).toEqual([202, 202, 202, 429]);
+  });
+
   it("a context that cannot be loaded is 400 INVALID_REQUEST, not a 500, and nothing is queued", async () => {
     const sender = await remote("127.0.0.8", "lost");
     const id = `${sender.url}/follows/lost`;

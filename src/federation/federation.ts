@@ -17,6 +17,7 @@ import { keyOf } from "../domain/accounts/rules.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
 import { localPerson } from "./actor.ts";
+import { contextsBoundedPerHost } from "./context-hosts.ts";
 import type { FederationData } from "./data.ts";
 import { deliveryOptions, GuardedQueue } from "./delivery.ts";
 import { safeDocumentLoader } from "./document-loader.ts";
@@ -72,6 +73,7 @@ export function createMurmurFederation(
     allowPrivate: config.federationAllowPrivate,
     userAgent: { software: `Murmur/${VERSION}`, url: new URL(config.publicUrl) },
   };
+  const contextLoader = contextsBoundedPerHost(safeDocumentLoader(loading), config.federationInboxFetchRate);
   const federation = createFederation<FederationData>({
     kv,
     // Deliveries POST through the guarded fetch too (src/federation/delivery.ts); copies of one
@@ -91,7 +93,8 @@ export function createMurmurFederation(
     origin: config.publicUrl,
     // Unsigned fetches are cached in the key-value store as Fedify's own loader's are.
     documentLoaderFactory: () => kvCache({ loader: safeDocumentLoader(loading), kv }),
-    contextLoaderFactory: () => kvCache({ loader: safeDocumentLoader(loading), kv }),
+    // Contexts from one host bounded a minute, whoever names them (src/federation/context-hosts.ts).
+    contextLoaderFactory: () => kvCache({ loader: contextLoader, kv }),
     authenticatedDocumentLoaderFactory: (identity) => safeDocumentLoader({ ...loading, identity }),
     ...deliveryOptions(config, services.log),
   });

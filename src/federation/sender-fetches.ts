@@ -31,7 +31,7 @@ const receiving = new AsyncLocalStorage<Receiving>();
 /** A fetch refused: the sending server has had its fetches for this minute. */
 export class SenderFetchRefused extends Error {}
 
-/** Each sending server's fetches this minute, in this process. */
+/** Each sending server's (or host's) fetches this minute, in this process. */
 export class SenderFetchBudget {
   private readonly counters = new LocalStore(false, false, COUNTERS);
 
@@ -56,9 +56,20 @@ export function chargeSenderFetch(url: URL): void {
   if (!scope) return;
   const wait = scope.budget.take(scope.host);
   if (wait === undefined) return;
-  scope.refusedFor = wait;
-  scope.refused.push(url.href);
-  throw new SenderFetchRefused(`fetch of ${url.href} refused: ${scope.host} has had its fetches for this minute`);
+  refuseFetch(url, wait, `${scope.host} has had its fetches for this minute`);
+}
+
+/**
+ * Refuses a fetch of `url` for `why`, for `wait` seconds: an inbox POST being checked is then
+ * answered 429 with that Retry-After (its sender may try again), as for its own budget.
+ */
+export function refuseFetch(url: URL, wait: number, why: string): never {
+  const scope = receiving.getStore();
+  if (scope) {
+    scope.refusedFor = Math.max(scope.refusedFor ?? 0, wait);
+    scope.refused.push(url.href);
+  }
+  throw new SenderFetchRefused(`fetch of ${url.href} refused: ${why}`);
 }
 
 /** Where Fedify keeps the keys it fetched (its default prefix), and why a fetch of one failed. */
