@@ -1,7 +1,7 @@
 // Hostile and dead servers (docs/federation.md#signatures, #delivery). Inbox POSTs: a server over
 // FEDERATION_INBOX_RATE is 429 with Retry-After before its POST is read, a large body counting
 // more, counted once across a fleet sharing Redis, and no per-address limit holds back a server
-// within its rate; what checking one server's POSTs fetches (keys again and again, JSON-LD
+// within its rate (unsigned POSTs are counted by address); what checking one server's POSTs fetches (keys again and again, JSON-LD
 // contexts of its choosing) is bounded per server; garbage (bad JSON, deep nesting, unknown types,
 // a note claiming another origin or another author) changes nothing (huge arrays of mentions:
 // test/federation-receive.test.ts). Deliveries: a paused server does not end its pause by sending
@@ -238,6 +238,31 @@ describe("inbox POSTs from one server", () => {
     expect(await queued(gate, answers[0].id)).toBe(1);
     const calm = follow(other, "calm");
     expect((await other.post(gate, "/inbox", calm.body, "calm")).status).toBe(202);
+  });
+});
+
+describe("unsigned inbox POSTs", () => {
+  it("are counted by address, and what reading them fetches is bounded: 401, then 429", async () => {
+    const statuses = [];
+    const hosts: Remote[] = [];
+    for (let n = 0; n < 6; n++) {
+      // The first four each name a context on a host of their own: only the unsigned POSTs' own
+      // bound holds. The last two name none.
+      const host = await remote(`127.0.0.${30 + n}`);
+      host.documents.set("/context", { "@context": { murmurTest: "https://example.com/ns#" } });
+      hosts.push(host);
+      const body = JSON.stringify({
+        "@context": n < 4 ? [AS, `${host.url}/context`] : AS,
+        id: `${host.url}/follows/unsigned`,
+        type: "Follow",
+        actor: `${host.url}/users/nobody`,
+        object: `${host.url}/users/nobody`,
+      });
+      statuses.push((await gate.request("POST", "/inbox", { headers: { "content-type": AP }, payload: body })).status);
+    }
+    // Three contexts fetched (FEDERATION_INBOX_FETCH_RATE), five POSTs read (FEDERATION_INBOX_RATE).
+    expect(statuses).toEqual([401, 401, 401, 429, 401, 429]);
+    expect(hosts.map((host) => host.gets.length)).toEqual([1, 1, 1, 0, 0, 0]);
   });
 });
 

@@ -77,10 +77,12 @@ export function inboxGate(services: Pick<Services, "instances" | "redis" | "conf
     reply?: FastifyReply,
   ): Promise<{ status: number; error: string } | undefined> => {
     const host = sendingHost(request.headers);
-    if (!host) return undefined;
-    if ((await services.instances.of(host)) === "block") return { status: 403, error: "NO_PERMISSION" };
+    if (host && (await services.instances.of(host)) === "block") return { status: 403, error: "NO_PERMISSION" };
+    // An unsigned POST names no server, and is refused once read (its JSON-LD read first: its
+    // contexts fetched), so its address counts: no per-address limit holds inbox POSTs back.
+    const key = host ?? `unsigned:${request.ip}`;
     // The stores add one at a time: a large body's weight is that many counts, sent together.
-    const counts = await Promise.all(Array.from({ length: weightOf(request, bodyLimit) }, () => count(host)));
+    const counts = await Promise.all(Array.from({ length: weightOf(request, bodyLimit) }, () => count(key)));
     const counted = counts.reduce((most, one) => (one && (!most || one.current > most.current) ? one : most));
     if (counted && counted.current > max) {
       reply?.header("retry-after", String(Math.max(1, Math.ceil(counted.ttl / 1000))));

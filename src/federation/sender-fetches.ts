@@ -72,6 +72,9 @@ export function refuseFetch(url: URL, wait: number, why: string): never {
   throw new SenderFetchRefused(`fetch of ${url.href} refused: ${why}`);
 }
 
+/** The sender unsigned POSTs count as: no host is named so. */
+const UNSIGNED = "(unsigned)";
+
 /** Where Fedify keeps the keys it fetched (its default prefix), and why a fetch of one failed. */
 const PUBLIC_KEYS = ["_fedify", "publicKey"] as const;
 
@@ -81,7 +84,7 @@ const PUBLIC_KEYS = ["_fedify", "publicKey"] as const;
  * 401 for a key not fetched, 400 or a throw for a context not loaded). Fedify keeps a key it could
  * not fetch as unavailable for ten minutes (and one it fetched again in vain in place of the one
  * it had): what it kept of a refused URL is forgotten, so that the sender's next POST, after its
- * wait, fetches it anew. An unsigned POST has no sender to count: Fedify refuses it unread.
+ * wait, fetches it anew.
  */
 export async function withSenderFetches(
   request: Request,
@@ -93,8 +96,9 @@ export async function withSenderFetches(
     signature: request.headers.get("signature") ?? undefined,
     "signature-input": request.headers.get("signature-input") ?? undefined,
   });
-  if (!host) return run();
-  const scope: Receiving = { host, budget, refused: [] };
+  // Unsigned POSTs (refused, unless a signature in the body verifies) share one budget: Fedify
+  // reads their JSON-LD, fetching its contexts, before it refuses them.
+  const scope: Receiving = { host: host ?? UNSIGNED, budget, refused: [] };
   let response: Response;
   try {
     response = await receiving.run(scope, run);
