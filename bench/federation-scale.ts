@@ -10,9 +10,11 @@
 //   each note is stored) POSTed to the shared inbox on 32 connections: notes stored per second
 //   (counted in the database, not the 202s) and the POSTs' p99.
 // - dead: a server refusing connections with 10,000 deliveries queued for it (accounts with
-//   no shared inbox, so one delivery each): the server's CPU over a while with them and without.
+//   no shared inbox, so one delivery each; the notes of 20 accounts, 500 followers each): the
+//   server's CPU over 30 s with them held (the circuit open) and without.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import pg from "pg";
@@ -60,14 +62,26 @@ export interface ScaleFigures {
     p99: number;
   };
   dead?: {
+    /** Deliveries to the dead server. */
     queued: number;
+    /** Local accounts whose notes they are (each followed by a share of the dead server's accounts). */
+    authors: number;
+    /** The length of each CPU measure. */
     seconds: number;
-    /** The server's CPU in % of one core, over `seconds`, with the deliveries held and before. */
-    cpuPercentWith: number;
-    cpuPercentWithout: number;
-    /** From the note's POST until every delivery was tried and held (the circuit open). */
-    settleSeconds: number;
+    /** CPU in % of one core, of the server and of PostgreSQL's processes (the queue's work is mostly statements), before the notes. */
+    without: { server: number; postgres: number };
+    /** From the first note's POST until all its deliveries were in the queue. */
+    queuedSeconds: number;
+    /** Right after: while they are tried, each once, and held for the open circuit; the queue before and after. */
+    trying: DeadWindow;
+    /** From the first POST until each was tried and held; null when not within BENCH_DEAD_SETTLE_SECONDS. */
+    settledSeconds: number | null;
+    /** Then, all held (or as far as they got). */
+    held: DeadWindow;
   };
+  /** When it ran, and the machine's load average (1 min) as it began: other work shares the cores. */
+  date: string;
+  loadAverage: number;
   /** The simulator's key fetches and signature checks over the whole run. */
   simulator: { posts: number; verified: number; failed: number; keyFetches: number };
 }
@@ -75,8 +89,9 @@ export interface ScaleFigures {
 const FEDERATING = {
   FEDERATION: "true",
   FEDERATION_ALLOW_PRIVATE: "true",
-  // Another server's inbox POSTs are not limited here: the bench measures what one instance takes in.
-  FEDERATION_INBOX_RATE: "0",
+  // What one instance takes in is measured, not the limits per sending server (their highest).
+  FEDERATION_INBOX_RATE: "10000000",
+  FEDERATION_INBOX_FETCH_RATE: "1000000",
 };
 
 const size = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -252,13 +267,41 @@ async function fanoutNote(
   };
 }
 
-/** The server's CPU over `seconds`, in % of one core. */
-async function cpuPercentOver(pid: number, seconds: number): Promise<number> {
-  const before = cpuMicros(pid);
+/** The CPU of the server and of its PostgreSQL's processes over `seconds`, each in % of one core. */
+async function cpuOver(db: pg.Client, pid: number, seconds: number): Promise<{ server: number; postgres: number }> {
+  const pids = (await db.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")).rows.map((r) => r.pid);
+  const postgres = () => pids.reduce((sum, p) => sum + (cpuMicros(p) || 0), 0);
+  const before = { server: cpuMicros(pid), postgres: postgres() };
   const started = performance.now();
   await sleep(seconds * 1000);
   const elapsed = (performance.now() - started) / 1000;
-  return Math.round(((cpuMicros(pid) - before) / 1e6 / elapsed) * 1000) / 10;
+  const percent = (micros: number) => Math.round((micros / 1e6 / elapsed) * 1000) / 10;
+  return { server: percent(cpuMicros(pid) - before.server), postgres: percent(postgres() - before.postgres) };
+}
+
+interface DeadWindow {
+  before: QueueState;
+  cpu: { server: number; postgres: number };
+  after: QueueState;
+}
+
+interface QueueState {
+  /** Deliveries held for the open circuit (waiting out its pause). */
+  held: number;
+  /** Due now, or being handled. */
+  due: number;
+  /** Waiting for a retry, or behind an earlier message of their ordering key. */
+  waiting: number;
+}
+
+async function queueState(db: pg.Client): Promise<QueueState> {
+  const { rows } = await db.query<QueueState>(
+    `SELECT count(*) FILTER (WHERE message ? 'circuitHeld')::int AS held,
+            count(*) FILTER (WHERE NOT message ? 'circuitHeld' AND (run_at <= now() OR claimed_by IS NOT NULL))::int AS due,
+            count(*) FILTER (WHERE NOT message ? 'circuitHeld' AND run_at > now() AND claimed_by IS NULL)::int AS waiting
+     FROM federation_messages`,
+  );
+  return rows[0];
 }
 
 /** Waits until no message of the federation queue is due or being handled (all done, or waiting for later). */
@@ -271,7 +314,15 @@ async function queueSettled(db: pg.Client, atLeast: number, ms: number): Promise
     );
     quiet = rows[0].queued >= atLeast && rows[0].due === 0 ? quiet + 1 : 0;
     if (quiet >= 4) return rows[0].queued;
-    if (Date.now() > deadline) throw new Error(`federation queue: ${JSON.stringify(rows[0])} after ${ms} ms`);
+    if (Date.now() > deadline) {
+      const kinds = await db.query(
+        `SELECT queue, message->>'type' AS type, message ? 'circuitHeld' AS held, attempts, run_at <= now() AS due,
+                count(*)::int AS n, min(created_at) AS oldest, max(created_at) AS newest
+         FROM federation_messages GROUP BY 1, 2, 3, 4, 5 ORDER BY n DESC LIMIT 20`,
+      );
+      console.table(kinds.rows);
+      throw new Error(`federation queue: ${JSON.stringify(rows[0])} after ${ms} ms`);
+    }
     await sleep(250);
   }
 }
@@ -291,7 +342,11 @@ export async function benchFederationScale(names: readonly ScaleBench[]): Promis
     Math.max(names.includes("fanout") ? fanoutServers : 0, names.includes("intake") ? intakeServers : 0, 1),
     names.includes("intake") ? intakeServers : 0,
   );
-  const figures: ScaleFigures = { simulator: { posts: 0, verified: 0, failed: 0, keyFetches: 0 } };
+  const figures: ScaleFigures = {
+    date: new Date().toISOString(),
+    loadAverage: Math.round(os.loadavg()[0] * 100) / 100,
+    simulator: { posts: 0, verified: 0, failed: 0, keyFetches: 0 },
+  };
   const nextId = () => services.ids.next();
   try {
     if (names.includes("fanout")) {
@@ -394,29 +449,57 @@ export async function benchFederationScale(names: readonly ScaleBench[]): Promis
       await queueSettled(db, 0, 120_000);
     }
     if (names.includes("dead")) {
-      const author = await benchAccount(server.url, "deadfanner");
+      // Several authors, each with a share of the dead server's accounts as followers: one note's
+      // fan-out to 10,000 inboxes outlasts the queue's handler timeout and is queued again while
+      // it runs (BENCH_DEAD_AUTHORS=1 shows it: bench/README.md).
+      const deadAuthors = size("BENCH_DEAD_AUTHORS", 20);
       const origin = `http://${DEAD_ADDRESS}:${sim.port}`;
-      const rows: RemoteRow[] = Array.from({ length: deadQueued }, (_, i) => ({
-        name: `d${i}`,
-        host: new URL(origin).host,
-        uri: `${origin}/users/d${i}`,
-        inbox: `${origin}/users/d${i}/inbox`,
-        sharedInbox: null,
-        followers: null,
-      }));
-      await insertRemotes(db, nextId, rows, { followee: author.accountId });
+      const authors: { token: string }[] = [];
+      for (let a = 0; a < deadAuthors; a++) {
+        const author = await benchAccount(server.url, `deadfanner${a}`);
+        authors.push(author);
+        const share = Math.floor(deadQueued / deadAuthors) + (a < deadQueued % deadAuthors ? 1 : 0);
+        const rows: RemoteRow[] = Array.from({ length: share }, (_, i) => ({
+          name: `d${a}-${i}`,
+          host: new URL(origin).host,
+          uri: `${origin}/users/d${a}-${i}`,
+          inbox: `${origin}/users/d${a}-${i}/inbox`,
+          sharedInbox: null,
+          followers: null,
+        }));
+        await insertRemotes(db, nextId, rows, { followee: author.accountId });
+      }
       await queueSettled(db, 0, 120_000);
-      const cpuPercentWithout = await cpuPercentOver(server.pid, deadSeconds);
+      const without = await cpuOver(db, server.pid, deadSeconds);
       const started = Date.now();
-      await postNote(server.url, author.token, `to a dead server ${Date.now()}`);
-      const queued = await queueSettled(db, deadQueued, 600_000);
-      const settleSeconds = Math.round((Date.now() - started) / 100) / 10;
+      for (const author of authors) await postNote(server.url, author.token, `to a dead server ${Date.now()}`);
+      // Every delivery queued (the fan-outs done); then each is tried once and held while the
+      // circuit is open, within BENCH_DEAD_SETTLE_SECONDS (else measured as far as it got).
+      const settleBy = Date.now() + size("BENCH_DEAD_SETTLE_SECONDS", 900) * 1000;
+      let state = await queueState(db);
+      while (state.held + state.due + state.waiting < deadQueued && Date.now() < settleBy) {
+        await sleep(250);
+        state = await queueState(db);
+      }
+      const queuedSeconds = Math.round((Date.now() - started) / 100) / 10;
+      // While they are tried (each once, then held for the open circuit), and once all are held.
+      const trying = { before: state, cpu: await cpuOver(db, server.pid, deadSeconds), after: await queueState(db) };
+      state = trying.after;
+      while (state.due + state.waiting > 0 && Date.now() < settleBy) {
+        await sleep(1000);
+        state = await queueState(db);
+      }
+      const settledSeconds = state.due + state.waiting === 0 ? Math.round((Date.now() - started) / 100) / 10 : null;
+      const held = { before: state, cpu: await cpuOver(db, server.pid, deadSeconds), after: await queueState(db) };
       figures.dead = {
-        queued,
+        queued: deadQueued,
+        authors: deadAuthors,
         seconds: deadSeconds,
-        cpuPercentWith: await cpuPercentOver(server.pid, deadSeconds),
-        cpuPercentWithout,
-        settleSeconds,
+        without,
+        queuedSeconds,
+        trying,
+        settledSeconds,
+        held,
       };
     }
     figures.simulator = await sim.get("/totals");
@@ -431,7 +514,9 @@ export async function benchFederationScale(names: readonly ScaleBench[]): Promis
 
 export function printFederationScale(figures: ScaleFigures, before?: ScaleFigures): void {
   const { fanout, intake, dead, simulator } = figures;
-  console.log("\nFederation at scale (bench/federation-scale.ts; remote servers simulated, every signature verified):");
+  console.log(
+    `\nFederation at scale (bench/federation-scale.ts; remote servers simulated, every signature verified; load average ${figures.loadAverage} at the start):`,
+  );
   const rows: Record<string, Record<string, string | number>> = {};
   if (fanout) {
     for (const which of ["first", "second"] as const) {
@@ -455,10 +540,19 @@ export function printFederationScale(figures: ScaleFigures, before?: ScaleFigure
     };
   }
   if (dead) {
-    rows[`a dead server holding ${dead.queued.toLocaleString("en")} queued deliveries`] = {
-      measured: `server CPU ${dead.cpuPercentWith}% of a core over ${dead.seconds} s (${dead.cpuPercentWithout}% before them); all tried and held ${dead.settleSeconds} s after the POST`,
+    const state = (q: QueueState) => `${q.held} held, ${q.due} due, ${q.waiting} waiting`;
+    const window = (w: DeadWindow) =>
+      `server ${w.cpu.server}%, PostgreSQL ${w.cpu.postgres}% of a core (queue ${state(w.before)} -> ${state(w.after)})`;
+    const name = `a dead server, ${dead.queued.toLocaleString("en")} deliveries (notes of ${dead.authors} accounts), CPU over ${dead.seconds} s`;
+    rows[`${name}: while tried`] = {
+      measured: `${window(dead.trying)}; all queued ${dead.queuedSeconds} s after the POSTs`,
       goal: "< 1%",
-      before: before?.dead ? `${before.dead.cpuPercentWith}%` : "",
+      before: before?.dead ? `${before.dead.trying.cpu.server}%, ${before.dead.trying.cpu.postgres}%` : "",
+    };
+    rows[`${name}: all held`] = {
+      measured: `${window(dead.held)}; ${dead.settledSeconds === null ? "NOT all held" : `all held ${dead.settledSeconds} s after the POSTs`}; before them server ${dead.without.server}%, PostgreSQL ${dead.without.postgres}%`,
+      goal: "< 1%",
+      before: before?.dead ? `${before.dead.held.cpu.server}%, ${before.dead.held.cpu.postgres}%` : "",
     };
   }
   console.table(rows);

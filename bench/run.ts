@@ -17,6 +17,7 @@ import { startTestS3 } from "../test/support/s3.ts";
 import { benchChurn } from "./churn.ts";
 import { benchCreateNote, type CreateNoteFigures, createNoteRows } from "./create-note.ts";
 import { benchFederation, type FederationFigures, printFederation } from "./federation.ts";
+import { benchFederationScale, printFederationScale, SCALE_BENCHES, type ScaleFigures } from "./federation-scale.ts";
 import { benchGetNote, benchGetNoteAlone, type GetNoteFigures, printGetNote } from "./get-note.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
@@ -75,6 +76,7 @@ const previous = (() => {
       getNote?: GetNoteFigures;
       createNote?: CreateNoteFigures;
       federation?: FederationFigures;
+      federationScale?: ScaleFigures;
     };
   } catch {
     return {};
@@ -100,6 +102,8 @@ try {
   const idle = await benchIdle(server.databaseUrl);
   // Two servers of their own hosts and databases, federating.
   const federation = await benchFederation();
+  // A server of its own against 500 simulated servers: fan-out, intake, a dead server (bench/federation-scale.ts).
+  const federationScale = await benchFederationScale(SCALE_BENCHES);
   // An anonymous request of 1,000 aliases of searchNotes: refused (400) before anything runs.
   // Sent 6 times: the first, and the median of the other 5; the server's RSS around them.
   const aliasQuery = `{ ${Array.from({ length: 1000 }, (_, i) => `a${i}: searchNotes(query: "x") { __typename }`).join(" ")} }`;
@@ -419,11 +423,12 @@ try {
       `delivery p99 ${churn.latencyP99.churning} ms, ${churn.latencyP99.steady} ms without the reconnects`,
   );
   printFederation(federation, previous.federation);
+  printFederationScale(federationScale, previous.federationScale);
   if (explain)
     for (const [name, plan] of Object.entries(plans)) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan}`);
   fs.writeFileSync(
     new URL("./results.json", import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, getNote, createNote, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, idle, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, churn, federation, plans }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), accounts, notes: totalNotes, notesPerSecond, upload, uploadS3, atSmall, atLarge, bareHome, bareHomeNoteViews, getNote, createNote, queriesPerPage, goals, serialise, aliasRefusal, loginBurst, idle, search, hostileScale: hostile.scenarios, reactionsPerSecond: hostile.reactionsPerSecond, live, churn, federation, federationScale, plans }, null, 2)}\n`,
   );
 } finally {
   await closeServices(services);
