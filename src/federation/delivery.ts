@@ -114,6 +114,8 @@ export interface DeliveryGuard {
   recorder?: Pick<DeliveryRecorder, "record" | "flush">;
   /** FEDERATION_HOST_CONCURRENCY: deliveries to one server at once in this process (src/federation/host-slots.ts). */
   hostConcurrency?: number;
+  /** Whether a server is blocked here (docs/federation.md#moderation): what was queued for it is dropped unsent. */
+  blocked?(host: string): Promise<boolean>;
 }
 
 interface Delivering {
@@ -233,6 +235,10 @@ export class GuardedQueue implements MessageQueue {
         if (!isOutgoing(message)) return handler(message);
         const inbox = (message as { type: string; inbox?: unknown }).inbox;
         const host = typeof inbox === "string" ? hostOf(inbox) : undefined;
+        if (host && (await this.guard.blocked?.(host))) {
+          this.guard.recorder?.record(inbox as string, "dropped", undefined);
+          return;
+        }
         const slot = host && this.slots ? this.slots.take(host) : undefined;
         if (host && this.slots && !slot) return this.defer(message, host, this.slots);
         const scope: Delivering = {

@@ -20,6 +20,8 @@ export interface LoaderOptions {
   userAgent: GetUserAgentOptions | string;
   /** Signs each GET as this key (the instance actor's, for servers that refuse unsigned fetches). */
   identity?: { keyId: URL; privateKey: CryptoKey };
+  /** Whether a server is blocked here (docs/federation.md#moderation): nothing is fetched of it. */
+  blocked?(host: string): Promise<boolean>;
 }
 
 export function safeDocumentLoader(options: LoaderOptions): DocumentLoader {
@@ -28,6 +30,7 @@ export function safeDocumentLoader(options: LoaderOptions): DocumentLoader {
     if (current in preloadedContexts) {
       return { contextUrl: null, document: preloadedContexts[current], documentUrl: current };
     }
+    if (await options.blocked?.(new URL(current).host)) throw new FetchError(current, "a server blocked here");
     const response = await send(current, options, signal ?? undefined);
     const location = response.headers.get("location");
     if (response.status >= 300 && response.status < 400 && location) {

@@ -72,6 +72,8 @@ export function createMurmurFederation(
   const loading = {
     allowPrivate: config.federationAllowPrivate,
     userAgent: { software: `Murmur/${VERSION}`, url: new URL(config.publicUrl) },
+    // Nothing is fetched of, or delivered to, a server blocked here (docs/federation.md#moderation).
+    blocked: async (host: string) => (await services.instances.of(host)) === "block",
   };
   const contextLoader = contextsBoundedPerHost(safeDocumentLoader(loading), config.federationInboxFetchRate);
   const federation = createFederation<FederationData>({

@@ -60,6 +60,8 @@ export function remoteAccounts(
 
   return {
     async remoteAccount(name, host) {
+      // A blocked server's accounts are no one here (docs/federation.md#moderation).
+      if ((await ctx.data.instances.of(host.toLowerCase())) === "block") throw new DomainError("ACCOUNT_NOT_FOUND");
       const stored = await db.account.findUnique({ where: { nameKey: remoteKeyOf(name, host) } });
       if (stored?.deletedAt) throw new DomainError("ACCOUNT_NOT_FOUND");
       if (stored) return stale(stored) ? refresh(stored) : stored;
@@ -81,6 +83,9 @@ export function remoteAccounts(
  */
 export async function actorAccount(ctx: Context<FederationData>, uri: URL): Promise<Account | null> {
   if (uri.origin === new URL(ctx.data.config.publicUrl).origin) return null;
+  // A blocked server's activity changes nothing, however it got past the inbox gate (which knows
+  // only the host of the key it was signed with).
+  if ((await ctx.data.instances.of(uri.host)) === "block") return null;
   const stored = await ctx.data.db.account.findUnique({ where: { uri: uri.href } });
   if (stored?.deletedAt) return null;
   if (stored && !stale(stored)) return stored;

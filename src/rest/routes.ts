@@ -2,6 +2,7 @@
 // to the documented snake_case shape. Errors are mapped by http/errors.ts.
 import type { Route } from "./route.ts";
 import { accountRoutes } from "./routes/accounts.ts";
+import { adminInstanceRoutes } from "./routes/admin-instances.ts";
 import { driveRoutes } from "./routes/drive.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { listRoutes } from "./routes/lists.ts";
@@ -23,6 +24,7 @@ export const routes: Route[] = [
   ...driveRoutes,
   ...notificationRoutes,
   ...reportRoutes,
+  ...adminInstanceRoutes,
   ...streamingRoutes,
   ...healthRoutes,
 ];

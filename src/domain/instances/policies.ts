@@ -14,6 +14,7 @@ import type { InstancePolicyKind } from "../../generated/prisma/client.ts";
 import type { Context, InstancePolicyTable, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { requireModerator } from "../sessions/caller.ts";
+import { endFollowsWith, isAddressHost } from "./block.ts";
 
 export type { InstancePolicyKind };
 /** What a moderator may decide about a server: a policy, or none (`allow`). */
@@ -54,7 +55,7 @@ function candidates(host: string): string[] {
   const hostname = host.replace(/:\d+$/, "");
   if (hostname !== host) found.push(hostname);
   // An address has no parents; a name has each of its parent domains (not the bare top level).
-  if (/^\[|^[\d.]+$/.test(hostname)) return found;
+  if (isAddressHost(hostname)) return found;
   const labels = hostname.split(".");
   for (let i = 1; i < labels.length - 1; i++) found.push(labels.slice(i).join("."));
   return found;
@@ -149,12 +150,13 @@ export class InstancePolicies implements InstancePolicyTable {
 export async function setInstancePolicy(
   services: Services,
   hostInput: string,
-  choice: InstancePolicyChoice,
+  choice: string,
   moderatorId?: bigint,
 ): Promise<{ host: string; policy: InstancePolicyChoice }> {
   const host = normalizeHost(hostInput);
-  if (!host || !INSTANCE_POLICY_CHOICES.includes(choice)) {
-    throw new DomainError("INVALID_REQUEST", { detail: `not a server's host: "${hostInput}"` });
+  if (!host) throw new DomainError("INVALID_REQUEST", { detail: `not a server's host: "${hostInput}"` });
+  if (!isChoice(choice)) {
+    throw new DomainError("INVALID_REQUEST", { detail: `a policy is one of ${INSTANCE_POLICY_CHOICES.join(", ")}` });
   }
   if (host === new URL(services.config.publicUrl).host) {
     throw new DomainError("INVALID_REQUEST", { detail: "this server's own host" });
@@ -166,6 +168,7 @@ export async function setInstancePolicy(
     }
     const data = { policy: choice, moderatorId: moderatorId ?? null, updatedAt: new Date() };
     await tx.instancePolicy.upsert({ where: { host }, create: { host, ...data }, update: data });
+    if (choice === "block") await endFollowsWith(tx, host);
   });
   services.instances.forget();
   return { host, policy: choice };
@@ -175,10 +178,14 @@ export async function setInstancePolicy(
 export function moderateInstance(
   ctx: Context,
   hostInput: string,
-  choice: InstancePolicyChoice,
+  choice: string,
 ): Promise<{ host: string; policy: InstancePolicyChoice }> {
   const moderator = requireModerator(ctx);
   return setInstancePolicy(ctx, hostInput, choice, moderator.id);
+}
+
+function isChoice(choice: string): choice is InstancePolicyChoice {
+  return (INSTANCE_POLICY_CHOICES as readonly string[]).includes(choice);
 }
 
 /** Every server with a policy, by host. */
