@@ -20,6 +20,7 @@ let a1: ListeningServer;
 let a2: ListeningServer;
 let b: ListeningServer;
 let peer: SigningPeer;
+let failing: SigningPeer;
 let alice: TestAccount;
 let mod: TestAccount;
 let bob: TestAccount;
@@ -32,6 +33,9 @@ beforeAll(async () => {
   peer = new SigningPeer("127.0.0.5");
   await peer.start();
   peer.serve("p1", "all");
+  failing = new SigningPeer("127.0.0.6");
+  await failing.start();
+  failing.serve("q1", "all");
   ({ alice } = await cast(a1, { alice: "mi_alice" }));
   mod = await account(a1, "mi_mod", "moderator");
   ({ bob } = await cast(b, { bob: "mi_bob" }));
@@ -39,6 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await peer?.stop();
+  await failing?.stop();
   for (const server of [a2, a1, b]) {
     await server?.close().catch((err: Error) => {
       const lines = err.message.split("\n").slice(1);
@@ -122,6 +127,10 @@ describe("remote servers' moderation", () => {
       (await b.request("POST", `/accounts/@mi_alice@${aHost}/follow`, { token: bob.token, body: {} })).status,
     ).toBeLessThan(300);
     await expect.poll(() => counts(a1, "mi_alice"), WAIT).toEqual({ followers: 1, following: 1 });
+    // And a follow request of B's account, pending with alice's moderator.
+    const bobHere = await a1.services.db.account.findFirstOrThrow({ where: { name: "mi_bob", host: bHost } });
+    const modRow = await a1.services.db.account.findFirstOrThrow({ where: { name: "mi_mod" } });
+    await a1.services.db.followRequest.create({ data: { requesterId: bobHere.id, targetId: modRow.id } });
     // Unblocked, a POST claiming B's key gets as far as its body (unreadable: 400), or its signature.
     expect((await claimingToBeFrom(a1, bHost)).status).not.toBe(403);
 
@@ -139,6 +148,7 @@ describe("remote servers' moderation", () => {
       }, WAIT)
       .toEqual([403, { error: "NO_PERMISSION" }]);
     expect(await counts(a1, "mi_alice")).toEqual({ followers: 0, following: 0 });
+    expect(await a1.services.db.followRequest.count({ where: { requesterId: bobHere.id } })).toBe(0);
     const followers = await a1.request("GET", "/accounts/mi_alice/followers", { token: alice.token });
     expect(followers.body).toEqual([]);
     // B's accounts are no one here while it is blocked.
@@ -183,5 +193,40 @@ describe("remote servers' moderation", () => {
       }, WAIT)
       .toBe(0);
     expect(peer.posts.filter((post) => post.activity?.type === "Create")).toEqual([]);
+  });
+
+  it("drops a delivery queued for a server before its block: no request reaches it after", async () => {
+    const carol = await account(a1, "mi_carol");
+    const qHost = failing.host;
+    expect(
+      (await a1.request("POST", `/accounts/@q1@${qHost}/follow`, { token: carol.token, body: {} })).status,
+    ).toBeLessThan(300);
+    const q1 = await a1.services.db.account.findFirstOrThrow({ where: { host: qHost } });
+    const carolRow = await a1.services.db.account.findFirstOrThrow({ where: { name: "mi_carol" } });
+    await a1.services.db.follow.create({ data: { followerId: q1.id, followeeId: carolRow.id } });
+    // Q fails for now: carol's note waits in the queue, tried again and again.
+    failing.failWith = 503;
+    const creates = () => failing.posts.filter((post) => post.activity?.type === "Create").length;
+    expect((await a1.request("POST", "/notes", { token: carol.token, body: { content: "for Q" } })).status).toBe(201);
+    await expect.poll(creates, WAIT).toBeGreaterThan(0);
+
+    const set = await a2.request("POST", "/admin/instances", {
+      token: mod.token,
+      body: { host: qHost, policy: "block" },
+    });
+    expect(set.status).toBe(200);
+    for (const server of [a1, a2])
+      await expect.poll(async () => (await claimingToBeFrom(server, qHost)).status, WAIT).toBe(403);
+    const tried = creates();
+    // Q answers again; what was queued for it goes nowhere.
+    failing.failWith = 0;
+    await expect
+      .poll(async () => {
+        const [row] = await a1.services.db.$queryRaw<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM federation_messages WHERE message->>'inbox' LIKE ${`${failing.url}/%`}`;
+        return row.n;
+      }, WAIT)
+      .toBe(0);
+    expect(creates()).toBe(tried);
   });
 });

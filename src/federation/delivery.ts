@@ -25,6 +25,7 @@ import { type GetUserAgentOptions, getUserAgent } from "@fedify/vocab-runtime";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
+import { policyIn } from "../domain/instances/policies.ts";
 import type { AppServices } from "../services.ts";
 import { HostSlots, type SlotOutcome } from "./host-slots.ts";
 import type { DeliveryOutcome, DeliveryPost, DeliveryRecorder } from "./hosts.ts";
@@ -97,13 +98,21 @@ export function deliveryOptions(
  * reach one server in the order they were sent (a Follow before its Undo), while other actors'
  * deliveries to that server are not held up behind them.
  */
-export function deliver(
+export async function deliver(
   ctx: Context<AppServices>,
   identifier: string,
   recipients: Recipient | Recipient[],
   activity: Activity,
 ): Promise<void> {
-  return ctx.sendActivity({ identifier }, recipients, activity, { orderingKey: identifier, preferSharedInbox: true });
+  // A blocked server is sent nothing (docs/federation.md#moderation); what was queued for it before
+  // its block is dropped at its turn (GuardedQueue).
+  const table = await ctx.data.instances.current();
+  const kept = (Array.isArray(recipients) ? recipients : [recipients]).filter((recipient) => {
+    const inbox = recipient.endpoints?.sharedInbox ?? recipient.inboxId;
+    return ![recipient.id, inbox].some((url) => url && policyIn(table, url.host) === "block");
+  });
+  if (kept.length === 0) return;
+  await ctx.sendActivity({ identifier }, kept, activity, { orderingKey: identifier, preferSharedInbox: true });
 }
 
 export interface DeliveryGuard {

@@ -4,12 +4,16 @@
 // says and hand it to the domain.
 import type {
   Context,
+  InboxErrorHandler,
+  InboxListener,
   InboxListenerSetters,
   MessageQueue,
   MessageQueueEnqueueOptions,
   MessageQueueListenOptions,
+  SharedInboxKeyDispatcher,
+  UnverifiedActivityHandler,
 } from "@fedify/fedify";
-import { Delete, isActor, Update } from "@fedify/fedify/vocab";
+import { type Activity, Delete, isActor, Update } from "@fedify/fedify/vocab";
 import { deleteRemoteAccount } from "../domain/accounts/deletion.ts";
 import type { FederationData } from "./data.ts";
 import { listenToFollows } from "./follows.ts";
@@ -18,7 +22,8 @@ import { storeActor } from "./remote-accounts.ts";
 import { listenToNotes, noteDeleted, noteUpdated } from "./remote-notes.ts";
 import { safeFetch } from "./safe-fetch.ts";
 
-export function listenToInbox(listeners: InboxListenerSetters<FederationData>): void {
+export function listenToInbox(setters: InboxListenerSetters<FederationData>): void {
+  const listeners = new BlockedServersIgnored(setters);
   listenToFollows(listeners);
   listenToNotes(listeners);
   listenToReactions(listeners);
@@ -51,6 +56,51 @@ export function listenToInbox(listeners: InboxListenerSetters<FederationData>): 
       await deleteRemoteAccount(ctx.data, account.id);
       return new Response(null, { status: 202 });
     });
+}
+
+/**
+ * `setters` whose listeners ignore an activity of a blocked server's actor (docs/federation.md#moderation).
+ * The inbox gate refuses a POST signed with a blocked server's key before its body is read; this is
+ * for an activity of its actor that came some other way (a signature of another server's key,
+ * which Fedify takes when the activity carries its own proof), and costs a lookup in memory.
+ */
+class BlockedServersIgnored implements InboxListenerSetters<FederationData> {
+  constructor(private readonly setters: InboxListenerSetters<FederationData>) {}
+
+  // biome-ignore lint/suspicious/noExplicitAny: Fedify's own signature for an activity class
+  on<T extends Activity>(type: new (...args: any[]) => T, listener: InboxListener<FederationData, T>): this {
+    this.setters.on(type, async (ctx, activity) => {
+      if (!(await blocked(ctx, activity))) await listener(ctx, activity);
+    });
+    return this;
+  }
+
+  onError(handler: InboxErrorHandler<FederationData>): this {
+    this.setters.onError(handler);
+    return this;
+  }
+
+  onUnverifiedActivity(handler: UnverifiedActivityHandler<FederationData>): this {
+    this.setters.onUnverifiedActivity(async (ctx, activity, reason) =>
+      (await blocked(ctx, activity)) ? undefined : handler(ctx, activity, reason),
+    );
+    return this;
+  }
+
+  setSharedKeyDispatcher(dispatcher: SharedInboxKeyDispatcher<FederationData>): this {
+    this.setters.setSharedKeyDispatcher(dispatcher);
+    return this;
+  }
+
+  withIdempotency(strategy: Parameters<InboxListenerSetters<FederationData>["withIdempotency"]>[0]): this {
+    this.setters.withIdempotency(strategy);
+    return this;
+  }
+}
+
+async function blocked(ctx: Context<FederationData>, activity: Activity): Promise<boolean> {
+  const host = activity.actorId?.host;
+  return host !== undefined && (await ctx.data.instances.of(host)) === "block";
 }
 
 /** Whether actor `uri` answers 404 or 410 (a Tombstone) to this server's own request. */

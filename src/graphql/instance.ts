@@ -1,7 +1,9 @@
 // Remote servers' moderation (docs/federation.md#moderation): `instances` and `setInstancePolicy`
 // for moderators.
+
+import { type ModeratedInstance, moderatorInstances } from "../domain/instances/admin.ts";
 import { INSTANCE_POLICY_CHOICES, type InstancePolicyChoice, moderateInstance } from "../domain/instances/policies.ts";
-import { INSTANCES_PAGE, type InstanceStatus, moderatorInstances } from "../domain/instances/status.ts";
+import { INSTANCES_PAGE } from "../domain/instances/status.ts";
 import { builder } from "./builder.ts";
 import { OPEN_ENUM } from "./open-enum.ts";
 
@@ -13,7 +15,7 @@ const InstancePolicyChoiceEnum = builder.enumType("InstancePolicyChoice", {
   extensions: OPEN_ENUM,
 });
 
-const InstanceRef = builder.objectRef<InstanceStatus>("Instance").implement({
+const InstanceRef = builder.objectRef<ModeratedInstance>("Instance").implement({
   description: "A remote server: the moderators' policy for it, and how deliveries to it go.",
   fields: (t) => ({
     host: t.exposeString("host", { description: "Its host, with its port when it has one." }),
@@ -22,6 +24,12 @@ const InstanceRef = builder.objectRef<InstanceStatus>("Instance").implement({
       nullable: true,
       description: "`block`, `silence`, or null (allowed); a parent domain's policy holds for it.",
       resolve: (i) => i.policy,
+    }),
+    updatedAt: t.field({
+      type: "DateTime",
+      nullable: true,
+      description: "When its own policy was last set (null: it has none of its own).",
+      resolve: (i) => i.updatedAt,
     }),
     lastSuccessAt: t.field({ type: "DateTime", nullable: true, resolve: (i) => i.lastSuccessAt }),
     lastFailureAt: t.field({ type: "DateTime", nullable: true, resolve: (i) => i.lastFailureAt }),

@@ -20,6 +20,8 @@ export class SigningPeer {
   readonly posts: PeerPost[] = [];
   /** How long each POST waits for its answer. */
   delayMs = 0;
+  /** When set, the status every POST is answered with (a failing server); each is recorded still. */
+  failWith = 0;
   /** The ids of the activities answered 2xx, as they were (a sender gone meanwhile is not answered). */
   readonly answered: string[] = [];
   /** The Accepts sent, and the status each got. */
@@ -114,6 +116,7 @@ export class SigningPeer {
     if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
     // A sender that died meanwhile never hears the answer.
     if (response.destroyed || incoming.socket.destroyed) return;
+    if (this.failWith) return void response.writeHead(this.failWith).end();
     response.writeHead(verified ? 202 : 401).end();
     if (verified && typeof activity?.id === "string") this.answered.push(activity.id);
     if (verified && activity?.type === "Follow" && typeof activity.object === "string") {

@@ -11,7 +11,10 @@ export interface ModeratedInstance extends InstanceStatus {
 }
 
 /** GET /admin/instances: every server listInstances names, for a moderator or higher. */
-export async function moderatorInstances(ctx: Context, options: ListInstancesOptions = {}): Promise<ModeratedInstance[]> {
+export async function moderatorInstances(
+  ctx: Context,
+  options: ListInstancesOptions = {},
+): Promise<ModeratedInstance[]> {
   requireModerator(ctx);
   const [list, policies] = await Promise.all([listInstances(ctx, options), listInstancePolicies(ctx)]);
   const updated = new Map(policies.map((row) => [row.host, row.updatedAt]));

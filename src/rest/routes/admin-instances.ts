@@ -1,8 +1,9 @@
 // Routes of remote servers' moderation (docs/federation.md#moderation): moderators list the servers
 // this one federates with, and block, silence or allow one.
 import { z } from "zod";
+import { moderatorInstances } from "../../domain/instances/admin.ts";
 import { INSTANCE_POLICY_CHOICES, moderateInstance } from "../../domain/instances/policies.ts";
-import { INSTANCES_PAGE, moderatorInstances } from "../../domain/instances/status.ts";
+import { INSTANCES_PAGE } from "../../domain/instances/status.ts";
 import { route } from "../route.ts";
 import { InstancePolicySetShape, InstanceShape, instanceView } from "../views/instance.ts";
 

@@ -1,7 +1,7 @@
 // A remote server as moderators see it (docs/federation.md#moderation): its policy here and how
 // delivering to it goes (docs/federation.md#delivery).
 import { z } from "zod";
-import type { InstanceStatus } from "../../domain/instances/status.ts";
+import type { ModeratedInstance } from "../../domain/instances/admin.ts";
 import { named, Timestamp } from "../../http/views/wire.ts";
 
 const Policy = z.enum(["block", "silence"]);
@@ -12,6 +12,7 @@ export const InstanceShape = named(
   z.strictObject({
     host: z.string().describe("its host, with its port when it has one"),
     policy: Policy.nullable().describe("`block`, `silence`, or null (allowed); a parent domain's policy holds for it"),
+    updated_at: Timestamp.nullable().describe("when its own policy was last set (null: it has none of its own)"),
     last_success_at: Timestamp.nullable().describe("its last delivery answered 2xx"),
     last_failure_at: Timestamp.nullable().describe("its last delivery that failed"),
     failures: z.number().int().describe("deliveries that failed since the last that succeeded"),
@@ -26,10 +27,11 @@ export const InstancePolicySetShape = named(
   z.strictObject({ host: z.string(), policy: z.enum(["block", "silence", "allow"]) }),
 );
 
-export function instanceView(row: InstanceStatus): z.infer<typeof InstanceShape> {
+export function instanceView(row: ModeratedInstance): z.infer<typeof InstanceShape> {
   return {
     host: row.host,
     policy: row.policy,
+    updated_at: row.updatedAt?.toISOString() ?? null,
     last_success_at: row.lastSuccessAt?.toISOString() ?? null,
     last_failure_at: row.lastFailureAt?.toISOString() ?? null,
     failures: row.failures,
