@@ -57,6 +57,34 @@ async function rowsOf(name: string): Promise<number> {
 }
 
 describe("the federation message queue", () => {
+  it("writes enqueues made together in a few statements, each key's in order: a fan-out of 3,000 inboxes", async () => {
+    const q = queue("fanout");
+    const commits = async () => {
+      const { rows } = await admin.query(
+        "SELECT xact_commit::int AS n FROM pg_stat_database WHERE datname = current_database()",
+      );
+      return rows[0].n as number;
+    };
+    await admin.query("SELECT pg_stat_clear_snapshot()");
+    const before = await commits();
+    await Promise.all(
+      Array.from({ length: 3_000 }, (_, i) => q.enqueue({ i }, { orderingKey: `sender\ninbox${i % 10}` })),
+    );
+    // PostgreSQL counts commits a moment after they happen (its statistics are flushed in turns).
+    await admin.query("SELECT pg_stat_force_next_flush()");
+    await admin.query("SELECT pg_stat_clear_snapshot()");
+    // One statement per call was 3,000 commits; a few more than 3 are the test's own reads.
+    expect((await commits()) - before).toBeLessThan(20);
+    const { rows } = await admin.query<{ i: number; key: string }>(
+      "SELECT (message->>'i')::int AS i, ordering_key AS key FROM federation_messages WHERE queue = 'fanout' ORDER BY id",
+    );
+    expect(rows.length).toBe(3_000);
+    for (let key = 0; key < 10; key++) {
+      const of = rows.filter((row) => row.key === `sender\ninbox${key}`).map((row) => row.i);
+      expect(of).toEqual(Array.from({ length: 300 }, (_, n) => n * 10 + key));
+    }
+  });
+
   it("handles the messages of one ordering key one at a time, in order, across listeners", async () => {
     const a = queue("ordered", { concurrency: 4 });
     const b = queue("ordered", { concurrency: 4 });

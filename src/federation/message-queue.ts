@@ -83,6 +83,17 @@ export interface PostgresMessageQueueOptions {
   maxAttempts?: number;
 }
 
+/** Enqueues written by one statement at most. */
+const ENQUEUE_BATCH = 1_000;
+
+interface PendingEnqueue {
+  message: unknown;
+  orderingKey: string | null;
+  delayMs: number;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 interface Claimed {
   id: string;
   message: unknown;
@@ -103,6 +114,9 @@ export class PostgresMessageQueue implements MessageQueue {
   private readonly name: string;
   private readonly worker = `${os.hostname()}:${process.pid}`;
   private readonly failures: RepeatedFailure;
+  /** Enqueues not written yet, and the write that will take them (flush). */
+  private pending: PendingEnqueue[] = [];
+  private flushing?: Promise<void>;
   private readonly settings: Required<Omit<PostgresMessageQueueOptions, "databaseUrl" | "log" | "name" | "poolSize">>;
 
   constructor(private readonly options: PostgresMessageQueueOptions) {
@@ -129,7 +143,48 @@ export class PostgresMessageQueue implements MessageQueue {
   }
 
   enqueue(message: unknown, options?: MessageQueueEnqueueOptions): Promise<void> {
-    return this.enqueueMany([message], options);
+    if (joined.getStore()) return this.enqueueMany([message], options);
+    const delayMs = Math.max(0, options?.delay ? options.delay.total("millisecond") : 0);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ message, orderingKey: options?.orderingKey ?? null, delayMs, resolve, reject });
+      this.flushing ??= new Promise<void>((done) => setImmediate(done)).then(() => this.flush());
+    });
+  }
+
+  /**
+   * Writes the enqueues made meanwhile, ENQUEUE_BATCH at a time, one statement after another (so in
+   * the order they were made). Fedify enqueues a fan-out's deliveries one call each, all at once:
+   * 10,000 inboxes were 10,000 statements on the queue's two connections, long enough to outlast the
+   * fan-out message's handler timeout (which queued them all again) and to time out waiting for a
+   * connection.
+   */
+  private async flush(): Promise<void> {
+    while (this.pending.length) {
+      const batch = this.pending.splice(0, ENQUEUE_BATCH);
+      const soonest = Math.min(...batch.map((entry) => entry.delayMs));
+      try {
+        await this.pool.query(
+          `WITH queued AS (
+             INSERT INTO federation_messages (queue, message, ordering_key, run_at)
+             SELECT $1, m.message, m.ordering_key, now() + make_interval(secs => m.delay)
+             FROM unnest($2::jsonb[], $3::text[], $4::float8[]) WITH ORDINALITY AS m (message, ordering_key, delay, n)
+             ORDER BY m.n
+             RETURNING id)
+           SELECT pg_notify('${CHANNEL}', $5) WHERE EXISTS (SELECT 1 FROM queued)`,
+          [
+            this.name,
+            batch.map((entry) => JSON.stringify(entry.message) ?? "null"),
+            batch.map((entry) => entry.orderingKey),
+            batch.map((entry) => entry.delayMs / 1000),
+            `${soonest}:${this.name}`,
+          ],
+        );
+        for (const entry of batch) entry.resolve();
+      } catch (err) {
+        for (const entry of batch) entry.reject(err);
+      }
+    }
+    this.flushing = undefined;
   }
 
   /** Enqueues `messages` in one statement, in their order (that of an ordering key's too). */
