@@ -11,6 +11,7 @@ import { type ListeningServer, listening } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
 import { account, PASSPHRASE } from "./support/fixtures.ts";
 import { gql } from "./support/graphql.ts";
+import { rsaKeyPair } from "./support/keys.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 /** Federation's answers are documented in docs/federation.md, not openapi.json. */
@@ -188,11 +189,7 @@ describe("a remote account", () => {
   });
   it("alive on its server: a Delete whose key cannot be fetched is refused (401) and changes nothing", async () => {
     const { id } = (await a.request("GET", `/accounts/@carol@${bHost}`)).body;
-    const keys = (await crypto.subtle.generateKey(
-      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-      true,
-      ["sign", "verify"],
-    )) as CryptoKeyPair;
+    const keys = await rsaKeyPair();
     const carolUri = `${bUrl}/accounts/${carol.id}`;
     const body = JSON.stringify({
       "@context": "https://www.w3.org/ns/activitystreams",

@@ -25,6 +25,7 @@ import { PostgresMessageQueue } from "../src/federation/message-queue.ts";
 import { cast } from "./support/cast.ts";
 import { type ListeningServer, listening } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
+import { rsaKeyPair } from "./support/keys.ts";
 import { redisAvailable, startRedis, type TestRedis } from "./support/redis.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -37,14 +38,6 @@ const WAIT = { timeout: 20_000, interval: 50 };
 const PAUSE_MS = 4_000;
 /** FEDERATION_HOST_CONCURRENCY of `murmur`; its queue works 4 messages at once. */
 const HOST_CONCURRENCY = 2;
-
-function generateKeys(): Promise<CryptoKeyPair> {
-  return crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  ) as Promise<CryptoKeyPair>;
-}
 
 /**
  * Another server: its actors (each with its current key), documents it serves as given, and an
@@ -84,7 +77,7 @@ class Remote {
   }
 
   async start(...names: string[]): Promise<void> {
-    for (const name of names) this.keys.set(name, await generateKeys());
+    for (const name of names) this.keys.set(name, await rsaKeyPair());
     this.server = http.createServer((request, response) => void this.answer(request, response));
     await new Promise<void>((resolve) => this.server?.listen(0, this.address, resolve));
     this.port = (this.server.address() as AddressInfo).port;
@@ -315,14 +308,14 @@ describe("what checking one server's POSTs fetches", () => {
     const statuses = [];
     for (let n = 0; n < 4; n++) {
       // A new key at each POST: the one kept fails, and is fetched again.
-      if (n > 0) rotating.keys.set("rot", await generateKeys());
+      if (n > 0) rotating.keys.set("rot", await rsaKeyPair());
       statuses.push((await rotating.post(gate, "/inbox", follow(rotating, "rot").body, "rot")).status);
     }
     expect(statuses).toEqual([202, 202, 202, 429]);
     expect(fetches()).toBe(3);
     // Signed with a key that no longer verifies: nothing fetched either, and nothing taken.
     const stale = follow(rotating, "rot");
-    const answer = await rotating.post(gate, "/inbox", stale.body, "rot", await generateKeys());
+    const answer = await rotating.post(gate, "/inbox", stale.body, "rot", await rsaKeyPair());
     expect(answer.status).toBe(429);
     expect(answer.body).toEqual({ error: "RATE_LIMITED" });
     expect(Number(answer.headers["retry-after"])).toBeGreaterThanOrEqual(1);

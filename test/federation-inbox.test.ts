@@ -9,6 +9,7 @@ import { signRequest } from "@fedify/fedify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cast } from "./support/cast.ts";
 import type { TestAccount } from "./support/fixtures.ts";
+import { rsaKeyPair } from "./support/keys.ts";
 import { PUBLIC_URL, startTestServer, type TestServer } from "./support/server.ts";
 
 const AP = "application/activity+json";
@@ -22,11 +23,7 @@ let peerUrl: string;
 let keys: CryptoKeyPair;
 
 beforeAll(async () => {
-  keys = (await crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  )) as CryptoKeyPair;
+  keys = await rsaKeyPair();
   const pem = KeyObject.from(keys.publicKey).export({ type: "spki", format: "pem" }).toString();
   peer = http.createServer((request, response) => {
     if (request.url !== "/actor") return response.writeHead(404).end();

@@ -12,6 +12,7 @@ import { FALLBACK_REACTION } from "../src/domain/reactions/remote.ts";
 import { cast } from "./support/cast.ts";
 import { type ListeningServer, listening, receivedPost } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
+import { rsaKeyPair } from "./support/keys.ts";
 
 const AP = "application/activity+json";
 /** Federation's answers are documented in docs/federation.md, not openapi.json. */
@@ -60,11 +61,7 @@ async function answerPeer(request: http.IncomingMessage, response: http.ServerRe
 }
 
 beforeAll(async () => {
-  keys = (await crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  )) as CryptoKeyPair;
+  keys = await rsaKeyPair();
   peer = http.createServer((request, response) => void answerPeer(request, response));
   await new Promise<void>((resolve) => peer.listen(0, "127.0.0.6", resolve));
   peerUrl = `http://127.0.0.6:${(peer.address() as AddressInfo).port}`;

@@ -14,6 +14,7 @@ import { cast } from "./support/cast.ts";
 import { type ListeningServer, listening } from "./support/federation.ts";
 import { type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { gql } from "./support/graphql.ts";
+import { rsaKeyPair } from "./support/keys.ts";
 import { image } from "./support/media.ts";
 
 const AP = "application/activity+json";
@@ -64,11 +65,7 @@ function answerPeer(request: http.IncomingMessage, response: http.ServerResponse
 }
 
 beforeAll(async () => {
-  keys = (await crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  )) as CryptoKeyPair;
+  keys = await rsaKeyPair();
   peer = http.createServer(answerPeer);
   await new Promise<void>((resolve) => peer.listen(0, "127.0.0.4", resolve));
   peerUrl = `http://127.0.0.4:${(peer.address() as AddressInfo).port}`;

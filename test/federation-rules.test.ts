@@ -17,6 +17,7 @@ import { cast } from "./support/cast.ts";
 import { type ListeningServer, listening } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
 import { gql } from "./support/graphql.ts";
+import { rsaKeyPair } from "./support/keys.ts";
 import { PUBLIC_URL, startTestServer, type TestServer } from "./support/server.ts";
 
 const AP = "application/activity+json";
@@ -48,14 +49,6 @@ let peerUrl: string;
 const actorUri = (name: string) => `${peerUrl}/users/${name}`;
 const keyId = (name: string) => `${actorUri(name)}#main-key`;
 
-function generateKeys(): Promise<CryptoKeyPair> {
-  return crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  ) as Promise<CryptoKeyPair>;
-}
-
 async function answerPeer(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
   const path = new URL(request.url ?? "/", peerUrl).pathname;
   if (request.method === "POST") {
@@ -86,7 +79,7 @@ async function answerPeer(request: http.IncomingMessage, response: http.ServerRe
 }
 
 beforeAll(async () => {
-  for (const name of ["mallory", "eve", "rita"]) peerKeys.set(name, await generateKeys());
+  for (const name of ["mallory", "eve", "rita"]) peerKeys.set(name, await rsaKeyPair());
   peer = http.createServer((request, response) => void answerPeer(request, response));
   await new Promise<void>((resolve) => peer.listen(0, "127.0.0.1", resolve));
   peerUrl = `http://127.0.0.1:${(peer.address() as AddressInfo).port}`;
@@ -229,7 +222,7 @@ describe("an inbox POST", () => {
     ).toBe(202);
     expect(fetches()).toBe(before);
 
-    peerKeys.set("rita", await generateKeys());
+    peerKeys.set("rita", await rsaKeyPair());
     const rotated = await post(held, PUBLIC_URL, "/inbox", follow("rita", "r3", heldAliceUri()), { signer: "rita" });
     expect(rotated.status).toBe(202);
     expect(fetches()).toBe(before + 1);

@@ -10,6 +10,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { signRequest } from "@fedify/fedify";
 import { receivedPost } from "./federation.ts";
+import { rsaKeyPair } from "./keys.ts";
 import type { PeerPost } from "./peer.ts";
 
 const AP = "application/activity+json";
@@ -66,11 +67,7 @@ export class SigningPeer {
   }
 
   async start(): Promise<void> {
-    this.keys = (await crypto.subtle.generateKey(
-      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-      true,
-      ["sign", "verify"],
-    )) as CryptoKeyPair;
+    this.keys = await rsaKeyPair();
     this.pem = KeyObject.from(this.keys.publicKey).export({ type: "spki", format: "pem" }).toString();
     this.server = http.createServer((request, response) => void this.answer(request, response));
     await new Promise<void>((resolve) => this.server?.listen(0, this.address, resolve));
