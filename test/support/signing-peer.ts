@@ -124,6 +124,25 @@ export class SigningPeer {
     }
   }
 
+  /** Account `name`'s `activity` (its actor and context added), signed and POSTed to `inbox`; the status it got. */
+  async post(name: string, inbox: string, activity: Record<string, unknown>): Promise<number> {
+    if (!this.keys) throw new Error("peer not started");
+    const body = JSON.stringify({
+      "@context": "https://www.w3.org/ns/activitystreams",
+      actor: this.actor(name),
+      ...activity,
+    });
+    const request = await signRequest(
+      new Request(inbox, { method: "POST", headers: { "content-type": AP }, body }),
+      this.keys.privateKey,
+      new URL(`${this.actor(name)}#main-key`),
+      { spec: "draft-cavage-http-signatures-12" },
+    );
+    const answered = await fetch(request);
+    await answered.body?.cancel();
+    return answered.status;
+  }
+
   /** Account `name`'s Accept of `follow`, signed and POSTed to its sender's shared inbox. */
   private async accept(name: string, follow: { id?: string; actor?: string }): Promise<void> {
     if (!this.keys || !follow.actor) return;

@@ -6,6 +6,7 @@
 import { Prisma, queryRows } from "../../db/client.ts";
 import type { Visibility } from "../../generated/prisma/client.ts";
 import type { Services } from "../context.ts";
+import { followsActorSql, silencedAccount } from "../instances/silence.ts";
 import { notifiableSql } from "../notifications/notify.ts";
 import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
 import { LIMITS, PLAIN_RENOTE, removeNotes } from "./service.ts";
@@ -42,9 +43,18 @@ export interface RemoteFile {
  * Writes `note` once: a second copy (an activity sent again, a Create after the note was fetched
  * as a reply's parent) finds the row by its unique `uri` and writes nothing, so the author's
  * counter, the mention notices and the renote notice are written with the row or not at all (one
- * statement). The id of the stored row, or null when what it refers to was deleted meanwhile.
+ * statement). The id of the stored row, or null when what it refers to was deleted meanwhile, or
+ * when it is a silenced server's direct note to a local account that does not follow its author.
  */
 export async function storeRemoteNote(services: Services, note: RemoteNote): Promise<bigint | null> {
+  // A silenced server's account is heard only by its followers (docs/federation.md#moderation).
+  const silenced = await silencedAccount(services, note.authorId);
+  if (silenced && note.visibility === "direct" && note.sendToId !== null) {
+    const heard = await services.db.follow.count({ where: { followerId: note.sendToId, followeeId: note.authorId } });
+    if (!heard) return null;
+  }
+  const heardBy = (recipient: Prisma.Sql) =>
+    silenced ? Prisma.sql`AND ${followsActorSql(recipient, note.authorId)}` : Prisma.empty;
   const id = services.ids.next();
   const mentioned = note.mentionedIds.filter((m) => note.visibility !== "direct" || m === note.sendToId);
   const noticeIds = mentioned.map(() => services.ids.next());
@@ -84,13 +94,14 @@ export async function storeRemoteNote(services: Services, note: RemoteNote): Pro
       FROM unnest(${mentioned}::bigint[], ${noticeIds}::bigint[]) AS x(id, notice)
       JOIN accounts a ON a.id = x.id AND a.host IS NULL AND a.deleted_at IS NULL
       WHERE EXISTS (SELECT FROM note) AND ${notifiableSql(Prisma.sql`x.id`, note.authorId)} ${mayRead}
+        ${heardBy(Prisma.sql`x.id`)}
     ), renoted AS (
       INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
       SELECT ${services.ids.next()}, r.author_id, 'renoted', ${note.authorId}, r.id,
         CASE WHEN r.cw_comment <> '' THEN '' ELSE r.content END
       FROM notes r JOIN accounts a ON a.id = r.author_id AND a.host IS NULL
       WHERE r.id = ${note.renoteId} AND EXISTS (SELECT FROM note)
-        AND ${notifiableSql(Prisma.sql`r.author_id`, note.authorId)}
+        AND ${notifiableSql(Prisma.sql`r.author_id`, note.authorId)} ${heardBy(Prisma.sql`r.author_id`)}
     ), indexed AS (
       INSERT INTO search_outbox (op, target_id) SELECT 'upsert', note.id FROM note WHERE ${searchIndexedSql(services)}
     )${attached}

@@ -5,6 +5,7 @@
 // local author notified as for a local reaction. src/federation/reactions.ts reads the activities.
 import { Prisma, queryRows } from "../../db/client.ts";
 import type { Services } from "../context.ts";
+import { followsActorSql, silencedAccount } from "../instances/silence.ts";
 import { audienceSql, unfrozenSql } from "../notes/visibility.ts";
 import { notifiableSql } from "../notifications/notify.ts";
 import { checkReactionEmoji } from "./emoji.ts";
@@ -34,6 +35,10 @@ export async function remoteReact(
   noteId: bigint,
   emoji: string,
 ): Promise<boolean> {
+  // A silenced server's account is heard only by its followers (docs/federation.md#moderation).
+  const heard = (await silencedAccount(services, accountId))
+    ? Prisma.sql`AND ${followsActorSql(Prisma.sql`t.author_id`, accountId)}`
+    : Prisma.empty;
   const [row] = await queryRows<{ reacted: boolean }>(
     services.db,
     Prisma.sql`
@@ -51,7 +56,7 @@ export async function remoteReact(
       INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
       SELECT ${services.ids.next()}, t.author_id, 'reacted'::"NotificationType", ${accountId}, t.id, ${emoji}
       FROM reacted r JOIN target t ON t.id = r.note_id JOIN accounts au ON au.id = t.author_id AND au.host IS NULL
-      WHERE ${notifiableSql(Prisma.sql`t.author_id`, accountId)}
+      WHERE ${notifiableSql(Prisma.sql`t.author_id`, accountId)} ${heard}
     )
     SELECT EXISTS (SELECT FROM reacted) AS reacted`,
   ).catch((err) => {

@@ -6,6 +6,7 @@
 import { Prisma, queryRows } from "../../db/client.ts";
 import { checkStorable, keyOf, localNameOf } from "../accounts/rules.ts";
 import type { Context } from "../context.ts";
+import { unsilencedSql } from "../instances/silence.ts";
 import type { NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql, unmutedSql } from "../notes/visibility.ts";
 import { parseBeforeId } from "../paging.ts";
@@ -51,6 +52,9 @@ export async function searchNotes<T = NoteView>(
     phraseCandidates(ctx.db, tree),
   ]);
   const conditions = [compileSearchSql(tree, authors), audienceSql(viewer)];
+  // Other servers' notes are found as moderators' policies let them (docs/federation.md#moderation).
+  const unsilenced = await unsilencedSql(ctx, viewer);
+  if (unsilenced) conditions.push(unsilenced);
   if (before !== undefined) conditions.push(Prisma.sql`n.id < ${before}`);
   for (const ids of [candidates, phrased]) if (ids) conditions.push(Prisma.sql`n.id = ANY(${ids}::bigint[])`);
   const take = Prisma.raw(String(Math.max(1, Math.min(Math.trunc(limit), SEARCH_PAGE + 1))));

@@ -4,6 +4,7 @@ import { type Prisma, uniqueViolation } from "../../db/client.ts";
 import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
 import type { Context, Federator, Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { silencedAccount } from "../instances/silence.ts";
 import { notify } from "../notifications/notify.ts";
 import { parseBeforeId } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
@@ -297,17 +298,23 @@ export async function remoteFollow(
         await answer("accept");
         return "followed";
       }
+      // A silenced server's account is heard only by its followers (docs/federation.md#moderation):
+      // its follow or request is made, unannounced.
+      const heard =
+        !(await silencedAccount(services, followerId)) ||
+        (await tx.follow.count({ where: { followerId: followeeId, followeeId: followerId } })) > 0;
       if (followee.locked) {
         await tx.followRequest.upsert({
           where: { requesterId_targetId: { requesterId: followerId, targetId: followeeId } },
           create: { requesterId: followerId, targetId: followeeId, activityUri },
           update: { activityUri },
         });
-        await notify(services, tx, { recipientId: followeeId, actorId: followerId, type: "followRequested" });
+        if (heard)
+          await notify(services, tx, { recipientId: followeeId, actorId: followerId, type: "followRequested" });
         return "requested";
       }
       await addFollow(tx, followerId, followeeId);
-      await notify(services, tx, { recipientId: followeeId, actorId: followerId, type: "followed" });
+      if (heard) await notify(services, tx, { recipientId: followeeId, actorId: followerId, type: "followed" });
       await answer("accept");
       return "followed";
     });

@@ -5,6 +5,7 @@ import { snowflakeTime } from "../../db/snowflake.ts";
 import { findPublicAccount, PUBLIC_ACCOUNT_SELECT, type PublicAccount } from "../accounts/service.ts";
 import type { Context } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { unsilencedSql } from "../instances/silence.ts";
 import type { NoteView } from "../notes/service.ts";
 import { audienceSql, authorDeletedSql, unfrozenSql, unmutedSql, type Viewer } from "../notes/visibility.ts";
 import { parseBeforeId } from "../paging.ts";
@@ -20,7 +21,13 @@ export async function timeline<T = NoteView>(
   query: TimelineQuery,
   load: NoteLoader<T> = noteViews,
 ): Promise<T[]> {
-  if (type === "global") return notesWhere(ctx, globalRule(optionalAccount(ctx), query.federated), query, load);
+  if (type === "global") {
+    const viewer = optionalAccount(ctx);
+    const rule = globalRule(viewer, query.federated);
+    // Other servers' notes are shown as moderators' policies let them (docs/federation.md#moderation).
+    const unsilenced = query.federated ? await unsilencedSql(ctx, viewer) : undefined;
+    return notesWhere(ctx, unsilenced ? Prisma.sql`${rule} AND ${unsilenced}` : rule, query, load);
+  }
   if (type !== "home") throw new DomainError("INVALID_TIMELINE_TYPE");
   const me = requireAccount(ctx);
   if (me.followingCount > DENSE_FOLLOWING) return notesWhere(ctx, homeRule(me, me), query, load);
