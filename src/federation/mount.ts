@@ -16,6 +16,7 @@ import { type OutboxActivity, OutboxRelay } from "./outbox.ts";
 import { isProfileKind, profileActivity } from "./profile.ts";
 import { isReactionKind, reactionActivity, reactionUris } from "./reactions.ts";
 import { remoteAccounts } from "./remote-accounts.ts";
+import { forwardActivity, isForwardKind } from "./report-flag.ts";
 import { SenderFetchBudget } from "./sender-fetches.ts";
 
 export interface OpenFederation {
@@ -64,7 +65,9 @@ export function openFederation(services: AppServices, work: boolean): OpenFedera
         ? reactionActivity(ctx, row)
         : isProfileKind(row.kind)
           ? profileActivity(ctx, row)
-          : socialActivity(ctx, row);
+          : isForwardKind(row.kind)
+            ? forwardActivity(ctx, row)
+            : socialActivity(ctx, row);
   const relay = work ? new OutboxRelay(federation, services, activityOf) : undefined;
   relay?.start();
   return {

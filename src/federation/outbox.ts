@@ -60,11 +60,14 @@ export async function writeOutbox(tx: Prisma.TransactionClient, entry: OutboxEnt
   await tx.federationOutbox.create({ data: entry });
 }
 
-/** What a row sends, and to whom; null when there is nothing to send any more (its recipient is gone). */
+/**
+ * What a row sends, and to whom; null when there is nothing to send any more (its recipient is gone).
+ * `sender` is the actor that signs it when not the row's account (the instance actor's Flag).
+ */
 export type OutboxActivity = (
   ctx: Context<FederationData>,
   row: OutboxRow,
-) => Promise<{ recipients: Recipient | Recipient[]; activity: Activity } | null>;
+) => Promise<{ recipients: Recipient | Recipient[]; activity: Activity; sender?: string } | null>;
 
 interface RawRow {
   id: string;
@@ -239,7 +242,7 @@ export class OutboxRelay {
 
   private async relay(row: OutboxRow): Promise<void> {
     const sending = await this.activityOf(this.ctx, row);
-    if (sending) await deliver(this.ctx, row.sender.toString(), sending.recipients, sending.activity);
+    if (sending) await deliver(this.ctx, sending.sender ?? row.sender.toString(), sending.recipients, sending.activity);
   }
 
   private async failed(row: OutboxRow, err: unknown): Promise<void> {

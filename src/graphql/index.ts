@@ -8,6 +8,7 @@ import "./note.ts";
 import "./social.ts";
 import "./notification.ts";
 import "./report.ts";
+import "./report-forward.ts";
 import "./instance.ts";
 import "./timeline.ts";
 import "./list.ts";

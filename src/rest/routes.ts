@@ -8,6 +8,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { listRoutes } from "./routes/lists.ts";
 import { noteRoutes } from "./routes/notes.ts";
 import { notificationRoutes } from "./routes/notifications.ts";
+import { reportForwardRoutes } from "./routes/report-forward.ts";
 import { reportRoutes } from "./routes/reports.ts";
 import { searchRoutes } from "./routes/search.ts";
 import { socialRoutes } from "./routes/social.ts";
@@ -24,6 +25,7 @@ export const routes: Route[] = [
   ...driveRoutes,
   ...notificationRoutes,
   ...reportRoutes,
+  ...reportForwardRoutes,
   ...adminInstanceRoutes,
   ...streamingRoutes,
   ...healthRoutes,
