@@ -352,7 +352,7 @@ program
         for (const r of page) {
           const notes = r.noteIds.length ? ` notes ${r.noteIds.join(",")}` : "";
           console.log(
-            `${r.id}\t${r.createdAt.toISOString()}\t${r.reporter.name} -> ${r.account.name}${notes}\t${JSON.stringify(r.comment)}`,
+            `${r.id}\t${r.createdAt.toISOString()}\t${r.reporter?.name ?? r.reporterHost} -> ${r.account.name}${notes}\t${JSON.stringify(r.comment)}`,
           );
         }
         if (!page.length) break;

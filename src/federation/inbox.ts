@@ -16,6 +16,7 @@ import type {
 import { type Activity, Delete, isActor, Update } from "@fedify/fedify/vocab";
 import { deleteRemoteAccount } from "../domain/accounts/deletion.ts";
 import type { FederationData } from "./data.ts";
+import { listenToFlags } from "./flags.ts";
 import { listenToFollows } from "./follows.ts";
 import { listenToReactions } from "./reactions.ts";
 import { storeActor } from "./remote-accounts.ts";
@@ -25,6 +26,7 @@ import { safeFetch } from "./safe-fetch.ts";
 export function listenToInbox(setters: InboxListenerSetters<FederationData>): void {
   const listeners = new BlockedServersIgnored(setters);
   listenToFollows(listeners);
+  listenToFlags(listeners);
   listenToNotes(listeners);
   listenToReactions(listeners);
   listeners

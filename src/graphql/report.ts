@@ -9,7 +9,17 @@ const ReportRef = builder.objectRef<reports.ReportView>("Report").implement({
   description: "A report of an account to the moderators: who reported whom, why, and the notes named.",
   fields: (t) => ({
     id: t.id({ resolve: (r) => r.id.toString() }),
-    reporter: t.field({ type: AccountRef, resolve: (r) => r.reporter }),
+    reporter: t.field({
+      type: AccountRef,
+      nullable: true,
+      description: "The local account that reported; null for a report another server sent (`reporterHost`).",
+      resolve: (r) => r.reporter,
+    }),
+    reporterHost: t.string({
+      nullable: true,
+      description: "The server that sent the report (an ActivityPub `Flag`), by its host; null for a local account's.",
+      resolve: (r) => r.reporterHost,
+    }),
     account: t.field({ type: AccountRef, resolve: (r) => r.account }),
     comment: t.exposeString("comment"),
     noteIds: t.idList({ resolve: (r) => r.noteIds.map(String) }),

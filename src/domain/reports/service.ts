@@ -1,7 +1,9 @@
 // Reports (docs/accounts.md#reports): an account reports another to the moderators, with a comment
 // and notes of its as evidence; every moderator and admin hears of it from the system (the `system`
 // actor of docs/notifications.md#shape, a `reported` notification carrying the report's id);
-// moderators list them, newest first, and resolve them.
+// moderators list them, newest first, and resolve them. Another server's report (a `Flag`,
+// docs/federation.md#moderation) is kept the same way, its reporter that server's host.
+import type { Prisma } from "../../db/client.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Report } from "../../generated/prisma/client.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
@@ -24,7 +26,8 @@ export interface ReportInput {
 }
 
 export interface ReportView extends Report {
-  reporter: PublicAccount;
+  /** The local account that reported; null for a report another server sent (`reporterHost`). */
+  reporter: PublicAccount | null;
   account: PublicAccount;
 }
 
@@ -56,13 +59,66 @@ export async function createReport(ctx: Context, nameOrId: string, input: Report
   const id = ctx.ids.next();
   await ctx.db.$transaction(async (tx) => {
     await tx.report.create({ data: { id, reporterId: reporter.id, accountId: account.id, comment, noteIds } });
-    const moderators = await tx.account.findMany({
-      where: { role: { in: MODERATOR_ROLES }, id: { not: reporter.id } },
-      select: { id: true },
+    await tellModerators(ctx, tx, id, reporter.id);
+  });
+  return { id };
+}
+
+/** Every moderator and admin (but the reporter) hears of report `id`, from the system. */
+async function tellModerators(services: Services, tx: Prisma.TransactionClient, id: bigint, reporterId?: bigint) {
+  const moderators = await tx.account.findMany({
+    where: { role: { in: MODERATOR_ROLES }, ...(reporterId === undefined ? {} : { id: { not: reporterId } }) },
+    select: { id: true },
+  });
+  await tx.notification.createMany({
+    data: moderators.map((m) => ({ id: services.ids.next(), recipientId: m.id, type: "reported", reportId: id })),
+  });
+}
+
+export interface ReceivedReport {
+  /** The server that sent it, by its host. */
+  reporterHost: string;
+  /** The local account it is about. */
+  accountId: bigint;
+  /** The notes it names: those of the account are kept, REPORT_NOTES_MAX at most. */
+  noteIds: bigint[];
+  /** Plain text; cut to COMMENT_MAX. */
+  comment: string;
+}
+
+/**
+ * A report another server sent (a `Flag`: docs/federation.md#moderation), kept as a local one is,
+ * its reporter the server, and told to the moderators the same way. Null when the account is no
+ * local account (deleted, or another server's).
+ */
+export async function receiveReport(services: Services, input: ReceivedReport): Promise<{ id: bigint } | null> {
+  const account = await services.db.account.findFirst({
+    where: { id: input.accountId, host: null, deletedAt: null },
+    select: { id: true },
+  });
+  if (!account) return null;
+  const named = [...new Set(input.noteIds)];
+  const notes = named.length
+    ? await services.db.note.findMany({
+        where: { id: { in: named }, authorId: account.id },
+        select: { id: true },
+        orderBy: { id: "asc" },
+        take: REPORT_NOTES_MAX,
+      })
+    : [];
+  const comment = Array.from(input.comment).slice(0, COMMENT_MAX).join("");
+  const id = services.ids.next();
+  await services.db.$transaction(async (tx) => {
+    await tx.report.create({
+      data: {
+        id,
+        reporterHost: input.reporterHost,
+        accountId: account.id,
+        comment,
+        noteIds: notes.map((n) => n.id),
+      },
     });
-    await tx.notification.createMany({
-      data: moderators.map((m) => ({ id: ctx.ids.next(), recipientId: m.id, type: "reported", reportId: id })),
-    });
+    await tellModerators(services, tx, id);
   });
   return { id };
 }

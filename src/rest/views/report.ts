@@ -11,12 +11,20 @@ export const ReportCreatedShape = named(
   z.strictObject({ id: Snowflake }),
 );
 
+export const ReportingServerShape = named(
+  "ReportingServer",
+  "Another server that sent a report (an ActivityPub `Flag`), by its host (see docs/federation.md#moderation).",
+  z.strictObject({ host: z.string() }),
+);
+
 export const ReportShape = named(
   "Report",
   "A report of an account to the moderators: who reported whom, why, and the notes named (see docs/accounts.md#reports).",
   z.strictObject({
     id: Snowflake,
-    reporter: AccountSummaryShape,
+    reporter: z
+      .union([AccountSummaryShape, ReportingServerShape])
+      .describe("the local account that reported, or the server that sent the report"),
     account: AccountSummaryShape,
     comment: z.string(),
     note_ids: z.array(Snowflake),
@@ -29,7 +37,7 @@ export const ReportShape = named(
 export function reportView(ctx: Context, r: ReportView): z.infer<typeof ReportShape> {
   return {
     id: r.id.toString(),
-    reporter: accountSummaryView(ctx, r.reporter),
+    reporter: r.reporter ? accountSummaryView(ctx, r.reporter) : { host: r.reporterHost ?? "" },
     account: accountSummaryView(ctx, r.account),
     comment: r.comment,
     note_ids: r.noteIds.map(String),
