@@ -8,10 +8,12 @@ import type { Account } from "../src/generated/prisma/client.ts";
 import { ACCOUNT } from "../src/projection/account.ts";
 import type { Viewer } from "../src/projection/field.ts";
 import { cast } from "./support/cast.ts";
+import { closeFederating } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
 import { HOST, PUBLIC_URL, startTestServer, type TestServer } from "./support/server.ts";
 
 const AP = "application/activity+json";
+/** The only answers of this file's server not in openapi.json (docs/federation.md). */
 const FEDERATION_ANSWER = /^GET \/accounts\//;
 const CONFIG = { publicUrl: PUBLIC_URL, localHost: HOST };
 const VIEWER: Viewer = { viewerId: undefined, ...CONFIG };
@@ -91,10 +93,7 @@ describe("an account's Person, served", () => {
   });
 
   afterAll(async () => {
-    await server?.close().catch((err: Error) => {
-      const lines = err.message.split("\n").slice(1);
-      expect(lines.filter((line) => !FEDERATION_ANSWER.test(line))).toEqual([]);
-    });
+    await closeFederating(server, FEDERATION_ANSWER);
   });
 
   it("follows a change of the account's profile, as REST answers it", async () => {

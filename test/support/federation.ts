@@ -4,8 +4,26 @@
 import type http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { verifyRequest } from "@fedify/fedify";
+import { expect } from "vitest";
 import { safeDocumentLoader } from "../../src/federation/document-loader.ts";
 import { startTestServer, type TestServer } from "./server.ts";
+
+/**
+ * What a federating server answers outside openapi.json, documented in docs/federation.md instead:
+ * discovery, actors, notes and collections asked for as ActivityPub, and inbox POSTs.
+ */
+export const FEDERATION_ANSWERS = /^(GET \/(\.well-known\/|accounts\/|notes\/|nodeinfo\/)|POST \/(inbox|accounts\/))/;
+
+/**
+ * Closes a test server that federated: its check of every answer against openapi.json may name only
+ * federation's answers (`answers`, for a file whose server answers fewer).
+ */
+export async function closeFederating(server: TestServer | undefined, answers = FEDERATION_ANSWERS): Promise<void> {
+  await server?.close().catch((err: Error) => {
+    const lines = err.message.split("\n").slice(1);
+    expect(lines.filter((line) => !answers.test(line))).toEqual([]);
+  });
+}
 
 /** A free port on `host`, for a server whose PUBLIC_URL must name it before it starts. */
 export async function freePort(host: string): Promise<number> {
