@@ -83,9 +83,6 @@ export function remoteAccounts(
  */
 export async function actorAccount(ctx: Context<FederationData>, uri: URL): Promise<Account | null> {
   if (uri.origin === new URL(ctx.data.config.publicUrl).origin) return null;
-  // A blocked server's activity changes nothing, however it got past the inbox gate (which knows
-  // only the host of the key it was signed with).
-  if ((await ctx.data.instances.of(uri.host)) === "block") return null;
   const stored = await ctx.data.db.account.findUnique({ where: { uri: uri.href } });
   if (stored?.deletedAt) return null;
   if (stored && !stale(stored)) return stored;

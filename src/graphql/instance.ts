@@ -1,8 +1,9 @@
 // Remote servers' moderation (docs/federation.md#moderation): `instances` and `setInstancePolicy`
 // for moderators.
 
-import { type ModeratedInstance, moderatorInstances } from "../domain/instances/admin.ts";
+import { moderatorInstances } from "../domain/instances/admin.ts";
 import { INSTANCE_POLICY_CHOICES, type InstancePolicyChoice, moderateInstance } from "../domain/instances/policies.ts";
+import type { InstanceStatus } from "../domain/instances/status.ts";
 import { INSTANCES_PAGE } from "../domain/instances/status.ts";
 import { builder } from "./builder.ts";
 import { OPEN_ENUM } from "./open-enum.ts";
@@ -15,7 +16,7 @@ const InstancePolicyChoiceEnum = builder.enumType("InstancePolicyChoice", {
   extensions: OPEN_ENUM,
 });
 
-const InstanceRef = builder.objectRef<ModeratedInstance>("Instance").implement({
+const InstanceRef = builder.objectRef<InstanceStatus>("Instance").implement({
   description: "A remote server: the moderators' policy for it, and how deliveries to it go.",
   fields: (t) => ({
     host: t.exposeString("host", { description: "Its host, with its port when it has one." }),

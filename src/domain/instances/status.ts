@@ -15,6 +15,8 @@ export interface InstanceStatus {
   host: string;
   /** The moderators' decision that holds for it (its own, or its parent domain's). */
   policy: InstancePolicyKind | null;
+  /** When its own policy was last set; null when it has none of its own (a parent domain's may hold). */
+  updatedAt: Date | null;
   lastSuccessAt: Date | null;
   lastFailureAt: Date | null;
   /** POSTs that failed since the last that succeeded. */
@@ -88,9 +90,11 @@ export async function listInstances(
     listInstancePolicies(services),
   ]);
   const table = new Map(policies.map((row) => [row.host, row.policy]));
+  const updated = new Map(policies.map((row) => [row.host, row.updatedAt]));
   return rows.map((row) => ({
     host: row.host,
     policy: policyIn(table, row.host) ?? null,
+    updatedAt: updated.get(row.host) ?? null,
     lastSuccessAt: row.last_success_at,
     lastFailureAt: row.last_failure_at,
     failures: row.failures ?? 0,

@@ -1,7 +1,7 @@
 // A remote server as moderators see it (docs/federation.md#moderation): its policy here and how
 // delivering to it goes (docs/federation.md#delivery).
 import { z } from "zod";
-import type { ModeratedInstance } from "../../domain/instances/admin.ts";
+import type { InstanceStatus } from "../../domain/instances/status.ts";
 import { named, Timestamp } from "../../http/views/wire.ts";
 
 const Policy = z.enum(["block", "silence"]);
@@ -27,7 +27,7 @@ export const InstancePolicySetShape = named(
   z.strictObject({ host: z.string(), policy: z.enum(["block", "silence", "allow"]) }),
 );
 
-export function instanceView(row: ModeratedInstance): z.infer<typeof InstanceShape> {
+export function instanceView(row: InstanceStatus): z.infer<typeof InstanceShape> {
   return {
     host: row.host,
     policy: row.policy,
