@@ -24,6 +24,7 @@ import { safeDocumentLoader } from "./document-loader.ts";
 import { DeliveryRecorder } from "./hosts.ts";
 import { ActivityKeyedQueue, listenToInbox } from "./inbox.ts";
 import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
+import { PostgresMessageQueue } from "./message-queue.ts";
 import { fedifyMeters } from "./meters.ts";
 import { registerNotes } from "./notes.ts";
 import { remoteRecipient } from "./remote-accounts.ts";
@@ -67,6 +68,7 @@ export function createMurmurFederation(
   const { config } = services;
   const keys = actorKeysOf(services.db);
   const kv = stores.kv ?? new MemoryKvStore();
+  const queue = stores.queue ?? new InProcessMessageQueue();
   // Every fetch goes through Murmur's guarded loaders (src/federation/document-loader.ts); Fedify
   // takes neither allowPrivateAddress nor userAgent with loaders of one's own: they carry both.
   const loading = {
@@ -81,11 +83,15 @@ export function createMurmurFederation(
     // Deliveries POST through the guarded fetch too (src/federation/delivery.ts); copies of one
     // received activity are handled one at a time, so once (src/federation/inbox.ts).
     // Each delivery's outcome is counted and kept per host (src/federation/hosts.ts).
-    queue: new GuardedQueue(new ActivityKeyedQueue(stores.queue ?? new InProcessMessageQueue()), {
+    queue: new GuardedQueue(new ActivityKeyedQueue(queue), {
       ...loading,
       recorder: new DeliveryRecorder(services),
       // At most this many at once to one server (src/federation/host-slots.ts).
       hostConcurrency: config.federationHostConcurrency,
+      // What waits for a paused server is held as one (GuardedQueue).
+      ...(queue instanceof PostgresMessageQueue && {
+        postpone: (prefix: string, delayMs: number) => queue.postpone("inbox", prefix, delayMs),
+      }),
     }),
     // What Fedify counts of inbox activities goes to /metrics (src/federation/meters.ts).
     meterProvider: fedifyMeters(services.metrics),
