@@ -286,7 +286,10 @@ interface DeadWindow {
 }
 
 interface QueueState {
-  /** Deliveries held for the open circuit (waiting out its pause). */
+  /**
+   * Deliveries held for the open circuit (waiting out its pause): queued again by Fedify, or moved
+   * as one with the first of them (GuardedQueue in src/federation/delivery.ts) before being tried.
+   */
   held: number;
   /** Due now, or being handled. */
   due: number;
@@ -294,12 +297,16 @@ interface QueueState {
   waiting: number;
 }
 
-async function queueState(db: pg.Client): Promise<QueueState> {
+/** The queue's messages, those for inboxes under `paused` (an origin) waiting counted as held. */
+async function queueState(db: pg.Client, paused: string): Promise<QueueState> {
   const { rows } = await db.query<QueueState>(
-    `SELECT count(*) FILTER (WHERE message ? 'circuitHeld')::int AS held,
-            count(*) FILTER (WHERE NOT message ? 'circuitHeld' AND (run_at <= now() OR claimed_by IS NOT NULL))::int AS due,
-            count(*) FILTER (WHERE NOT message ? 'circuitHeld' AND run_at > now() AND claimed_by IS NULL)::int AS waiting
-     FROM federation_messages`,
+    `SELECT count(*) FILTER (WHERE held)::int AS held,
+            count(*) FILTER (WHERE NOT held AND (run_at <= now() OR claimed_by IS NOT NULL))::int AS due,
+            count(*) FILTER (WHERE NOT held AND run_at > now() AND claimed_by IS NULL)::int AS waiting
+     FROM (SELECT *, message ? 'circuitHeld'
+                     OR (starts_with(message->>'inbox', $1) AND run_at > now() + interval '1 minute' AND claimed_by IS NULL) AS held
+           FROM federation_messages) AS m`,
+    [`${paused}/`],
   );
   return rows[0];
 }
@@ -476,21 +483,21 @@ export async function benchFederationScale(names: readonly ScaleBench[]): Promis
       // Every delivery queued (the fan-outs done); then each is tried once and held while the
       // circuit is open, within BENCH_DEAD_SETTLE_SECONDS (else measured as far as it got).
       const settleBy = Date.now() + size("BENCH_DEAD_SETTLE_SECONDS", 900) * 1000;
-      let state = await queueState(db);
+      let state = await queueState(db, origin);
       while (state.held + state.due + state.waiting < deadQueued && Date.now() < settleBy) {
         await sleep(250);
-        state = await queueState(db);
+        state = await queueState(db, origin);
       }
       const queuedSeconds = Math.round((Date.now() - started) / 100) / 10;
       // While they are tried (each once, then held for the open circuit), and once all are held.
-      const trying = { before: state, cpu: await cpuOver(db, server.pid, deadSeconds), after: await queueState(db) };
+      const trying = { before: state, cpu: await cpuOver(db, server.pid, deadSeconds), after: await queueState(db, origin) };
       state = trying.after;
       while (state.due + state.waiting > 0 && Date.now() < settleBy) {
         await sleep(1000);
-        state = await queueState(db);
+        state = await queueState(db, origin);
       }
       const settledSeconds = state.due + state.waiting === 0 ? Math.round((Date.now() - started) / 100) / 10 : null;
-      const held = { before: state, cpu: await cpuOver(db, server.pid, deadSeconds), after: await queueState(db) };
+      const held = { before: state, cpu: await cpuOver(db, server.pid, deadSeconds), after: await queueState(db, origin) };
       figures.dead = {
         queued: deadQueued,
         authors: deadAuthors,

@@ -207,8 +207,8 @@ export class GuardedQueue implements MessageQueue {
   readonly getDepth?: MessageQueue["getDepth"];
   private readonly userAgent: string;
   private readonly slots?: HostSlots;
-  /** Till when what waits for each paused server (by origin) was last held: holdServer. */
-  private readonly heldUntil = new Map<string, number>();
+  /** Till when what waits for each paused server (by origin) was last held, and when: holdServer. */
+  private readonly heldUntil = new Map<string, { until: number; at: number }>();
 
   constructor(
     private readonly queue: MessageQueue,
@@ -248,12 +248,16 @@ export class GuardedQueue implements MessageQueue {
       return;
     }
     if (!postpone || origin === "null") return;
-    const until = Date.now() + delayMs;
-    if ((this.heldUntil.get(origin) ?? 0) >= until - Math.min(delayMs / 2, 60_000)) return;
+    const now = Date.now();
+    const until = now + delayMs;
+    // Again at most once a second for one pause: what was queued for the server since (a fan-out
+    // still being queued) moves with it.
+    const last = this.heldUntil.get(origin);
+    if (last && last.until >= until - Math.min(delayMs / 2, 60_000) && now - last.at < 1_000) return;
     if (this.heldUntil.size >= 1_000) {
-      for (const [known, at] of this.heldUntil) if (at < Date.now()) this.heldUntil.delete(known);
+      for (const [known, held] of this.heldUntil) if (held.until < now) this.heldUntil.delete(known);
     }
-    this.heldUntil.set(origin, until);
+    this.heldUntil.set(origin, { until, at: now });
     // Only a saving: what is not moved is held in its turn, as it would have been.
     await postpone(`${origin}/`, delayMs).catch(() => {});
   }
