@@ -328,12 +328,10 @@ export class PostgresMessageQueue implements MessageQueue {
          WHERE id = (
            SELECT m.id FROM federation_messages m
            WHERE m.queue = $1 AND m.run_at <= now()
-             AND (m.ordering_key IS NULL OR m.id = (
-               SELECT e.id FROM federation_messages e
-               WHERE e.queue = m.queue AND e.ordering_key = m.ordering_key
-                 AND (e.attempts > 0 OR e.run_at <= now())
-               ORDER BY e.queue, e.ordering_key, e.id
-               LIMIT 1))
+             AND (m.ordering_key IS NULL OR NOT EXISTS (
+               SELECT 1 FROM federation_messages e
+               WHERE e.queue = m.queue AND e.ordering_key = m.ordering_key AND e.id < m.id
+                 AND (e.attempts > 0 OR e.run_at <= now())))
            ORDER BY m.run_at, m.id
            LIMIT 1
            FOR UPDATE SKIP LOCKED)
@@ -404,8 +402,8 @@ export class PostgresMessageQueue implements MessageQueue {
        next AS (
          UPDATE federation_messages SET parked = false, run_at = now()
          WHERE id = (
-           SELECT p.id FROM federation_messages p, handled
-           WHERE p.queue = $4 AND p.ordering_key = handled.ordering_key AND p.parked
+           SELECT p.id FROM federation_messages p
+           WHERE p.queue = $4 AND p.ordering_key = (SELECT ordering_key FROM handled) AND p.parked
            ORDER BY p.queue, p.ordering_key, p.id
            LIMIT 1))
        SELECT pg_notify('${CHANNEL}', $3) FROM handled WHERE ordering_key IS NOT NULL`,
