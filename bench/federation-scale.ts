@@ -490,14 +490,22 @@ export async function benchFederationScale(names: readonly ScaleBench[]): Promis
       }
       const queuedSeconds = Math.round((Date.now() - started) / 100) / 10;
       // While they are tried (each once, then held for the open circuit), and once all are held.
-      const trying = { before: state, cpu: await cpuOver(db, server.pid, deadSeconds), after: await queueState(db, origin) };
+      const trying = {
+        before: state,
+        cpu: await cpuOver(db, server.pid, deadSeconds),
+        after: await queueState(db, origin),
+      };
       state = trying.after;
       while (state.due + state.waiting > 0 && Date.now() < settleBy) {
         await sleep(1000);
         state = await queueState(db, origin);
       }
       const settledSeconds = state.due + state.waiting === 0 ? Math.round((Date.now() - started) / 100) / 10 : null;
-      const held = { before: state, cpu: await cpuOver(db, server.pid, deadSeconds), after: await queueState(db, origin) };
+      const held = {
+        before: state,
+        cpu: await cpuOver(db, server.pid, deadSeconds),
+        after: await queueState(db, origin),
+      };
       figures.dead = {
         queued: deadQueued,
         authors: deadAuthors,
