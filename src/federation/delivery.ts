@@ -237,7 +237,7 @@ export class GuardedQueue implements MessageQueue {
    * A delivery held for a paused server holds everything queued for that server as long, in one
    * statement: otherwise each is claimed, found paused and queued again in turn, at every end of a
    * pause: 10,000 deliveries for a dead server were a minute of both cores every half hour
-   * (bench/README.md). Done once per server and pause by this process (another's does it again).
+   * (bench/README.md). Each process does it for the holds it comes upon.
    */
   private async holdServer(inbox: string, delayMs: number): Promise<void> {
     const { postpone } = this.guard;

@@ -213,8 +213,8 @@ export class PostgresMessageQueue implements MessageQueue {
   }
 
   /**
-   * Moves the messages waiting whose `field` (a string of the message) starts with `prefix` to
-   * `delayMs` from now, unless they are due later anyway (parked ones too): those of one paused server, at once,
+   * Moves the messages waiting (parked ones too) whose `field`, a string, starts with `prefix` to
+   * `delayMs` from now, unless they are due later anyway: those of one paused server at once,
    * rather than each claimed and put back in turn (src/federation/delivery.ts). A key's messages
    * are all of one server (Fedify's key names the inbox's origin), so they move together, in order.
    */
