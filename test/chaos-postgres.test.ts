@@ -30,6 +30,8 @@ interface Server {
   base: string;
   /** Its log lines so far (JSON, LOG_LEVEL=info). */
   lines(): { level: number; msg: string; reqId?: string }[];
+  /** What it wrote to standard error so far (a crash's stack, not a log line). */
+  errors(): string;
   exited: Promise<number | null>;
 }
 
@@ -47,6 +49,10 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
   let output = "";
   child.stdout?.on("data", (chunk) => {
     output += chunk;
+  });
+  let errors = "";
+  child.stderr?.on("data", (chunk) => {
+    errors += chunk;
   });
   // "close", not "exit": after its output is read whole (at "exit" the last lines may still be
   // in the pipe, and a loaded machine read the fatal line after the test had looked).
@@ -67,7 +73,7 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
       .split("\n")
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line));
-  return { child, base, lines, exited };
+  return { child, base, lines, errors: () => errors, exited };
 }
 
 // Never a hang: an answer that does not come within 10 s fails the test.
@@ -172,7 +178,12 @@ describe("an embedded PostgreSQL that cannot be started again", () => {
       fs.renameSync(`${version}.away`, version);
     }
     const fatal = server.lines().filter((line) => line.level >= 60);
-    expect(fatal.map((line) => line.msg)).toEqual([
+    // Once in CI the server ended with code 1 and no fatal line: what it wrote besides, to tell why.
+    const besides = `standard error: ${server.errors() || "(nothing)"}; last lines: ${JSON.stringify(server.lines().slice(-5))}`;
+    expect(
+      fatal.map((line) => line.msg),
+      besides,
+    ).toEqual([
       expect.stringMatching(
         /^the embedded PostgreSQL could not be started again \(6 attempts to start it again failed, the last: FATAL: .* is not a valid data directory\): exiting$/,
       ),
