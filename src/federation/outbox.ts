@@ -196,6 +196,13 @@ export class OutboxRelay {
   async relayOne(): Promise<boolean> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // A connection the server ends (its PostgreSQL stopped) while no query of it runs is an 'error'
+    // of the client, which the pool no longer hears once it is handed out: unheard, it ended the
+    // process (as src/db/client.ts queryRowsTogether says). Heard, the next query fails.
+    const ended = (err: Error) => {
+      broken = err;
+    };
+    client.on("error", ended);
     try {
       await client.query("BEGIN");
       const { rows } = await client.query<RawRow>(
@@ -236,6 +243,7 @@ export class OutboxRelay {
       broken = err instanceof Error ? err : new Error(String(err));
       throw err;
     } finally {
+      client.off("error", ended);
       client.release(broken);
     }
   }
