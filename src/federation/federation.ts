@@ -27,6 +27,7 @@ import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { fedifyMeters } from "./meters.ts";
 import { registerNotes } from "./notes.ts";
+import { parseKeysOnce } from "./parsed-keys.ts";
 import { remoteRecipient } from "./remote-accounts.ts";
 
 export type { FederationData } from "./data.ts";
@@ -67,6 +68,8 @@ export function createMurmurFederation(
 ): Federation<FederationData> {
   const { config } = services;
   const keys = actorKeysOf(services.db);
+  // Remote keys kept by the store parsed once (src/federation/parsed-keys.ts).
+  parseKeysOnce();
   const kv = stores.kv ?? new MemoryKvStore();
   const queue = stores.queue ?? new InProcessMessageQueue();
   // Every fetch goes through Murmur's guarded loaders (src/federation/document-loader.ts); Fedify
@@ -78,6 +81,8 @@ export function createMurmurFederation(
     blocked: async (host: string) => (await services.instances.of(host)) === "block",
   };
   const contextLoader = contextsBoundedPerHost(safeDocumentLoader(loading), config.federationInboxFetchRate);
+  const documentLoader = kvCache({ loader: safeDocumentLoader(loading), kv });
+  const cachedContextLoader = kvCache({ loader: contextLoader, kv });
   const federation = createFederation<FederationData>({
     kv,
     // Deliveries POST through the guarded fetch too (src/federation/delivery.ts); copies of one
@@ -99,10 +104,13 @@ export function createMurmurFederation(
     manuallyStartQueue: true,
     // Ids are built on PUBLIC_URL whatever Host a request came with (a proxy in front).
     origin: config.publicUrl,
-    // Unsigned fetches are cached in the key-value store as Fedify's own loader's are.
-    documentLoaderFactory: () => kvCache({ loader: safeDocumentLoader(loading), kv }),
+    // Unsigned fetches are cached in the key-value store as Fedify's own loader's are. Fedify asks
+    // for loaders for every context it makes (two or more an inbox activity), and kvCache builds its
+    // rules (a URLPattern) each time it is called: ~6% of the server's CPU taking notes in
+    // (bench/README.md, "Federation at scale"), so each is built once.
+    documentLoaderFactory: () => documentLoader,
     // Contexts from one host bounded a minute, whoever names them (src/federation/context-hosts.ts).
-    contextLoaderFactory: () => kvCache({ loader: contextLoader, kv }),
+    contextLoaderFactory: () => cachedContextLoader,
     authenticatedDocumentLoaderFactory: (identity) => safeDocumentLoader({ ...loading, identity }),
     ...deliveryOptions(config, services.log),
   });
@@ -141,10 +149,18 @@ export function createMurmurFederation(
     });
 
   // What each activity does: src/federation/inbox.ts. An unsigned one is refused (401).
-  const listeners = federation.setInboxListeners(PATHS.inbox, PATHS.sharedInbox).setSharedKeyDispatcher(() => ({
-    // Fetches made while handling the shared inbox are signed as the instance actor.
-    identifier: INSTANCE_ACTOR,
-  }));
+  const listeners = federation
+    .setInboxListeners(PATHS.inbox, PATHS.sharedInbox)
+    .setSharedKeyDispatcher(() => ({
+      // Fetches made while handling the shared inbox are signed as the instance actor.
+      identifier: INSTANCE_ACTOR,
+    }))
+    // Fedify checks an activity's idempotence record twice: when its POST comes, and before its
+    // listener runs from the queue. Only the second is ever written (as the queue handles it, under
+    // a key of its own), so the first, one read of the key-value store every POST, could never find
+    // one: skipped (null: no record). Copies of one activity are still handled once, by the queue's
+    // check (ActivityKeyedQueue in src/federation/inbox.ts).
+    .withIdempotency(() => null);
   listenToInbox(listeners);
 
   registerNotes(federation);

@@ -5,6 +5,7 @@
 // since ',' and '-' are adjacent bytes and a string's closing quote is never escaped away.
 // Expired entries read as absent at once and are deleted in batches now and then by the writes.
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedify/fedify";
+import { LRUCache } from "lru-cache";
 import pg from "pg";
 
 /** How many writes go by between two sweeps of expired entries. */
@@ -15,6 +16,18 @@ const LIST_PAGE = 500;
 
 const LIVE = "(expires_at IS NULL OR expires_at > now())";
 
+/**
+ * The entries also kept in this process's memory: the remote keys Fedify fetched, read at every
+ * signature check (one statement an inbox POST, and the same object each time, whose parse is then
+ * reused: src/federation/parsed-keys.ts). Another instance of a fleet may store a newer key meanwhile;
+ * the one remembered here then fails, and Fedify fetches the key again once, as it does for a key
+ * kept in the table that a rotation made stale (docs/federation.md#signatures).
+ */
+const REMEMBERED = ['["_fedify","publicKey",'];
+const REMEMBERED_MAX = 10_000;
+/** How long an entry is trusted from memory, at most: what another instance deleted is read again after. */
+const REMEMBERED_MS = 5 * 60_000;
+
 export interface PostgresKvStoreOptions {
   /** Connections of its own pool (default 2): its statements are single and short. */
   poolSize?: number;
@@ -23,6 +36,13 @@ export interface PostgresKvStoreOptions {
 export class PostgresKvStore implements KvStore {
   private readonly pool: pg.Pool;
   private writes = 0;
+  /** Of REMEMBERED's entries, each value and when it expires (ms since the epoch; null: never). */
+  /** Bumped by every write: a read that overlapped one does not remember what it read. */
+  private changes = 0;
+  private readonly memory = new LRUCache<string, { value: unknown; expiresAt: number | null }>({
+    max: REMEMBERED_MAX,
+    ttl: REMEMBERED_MS,
+  });
 
   constructor(databaseUrl: string, options: PostgresKvStoreOptions = {}) {
     this.pool = new pg.Pool({
@@ -36,23 +56,49 @@ export class PostgresKvStore implements KvStore {
   }
 
   async get<T = unknown>(key: KvKey): Promise<T | undefined> {
-    const { rows } = await this.pool.query<{ value: T }>(`SELECT value FROM federation_kv WHERE key = $1 AND ${LIVE}`, [
-      encodeKey(key),
-    ]);
-    return rows[0]?.value;
+    const k = encodeKey(key);
+    const remembered = remembers(k);
+    if (remembered) {
+      const entry = this.memory.get(k);
+      if (entry && (entry.expiresAt === null || entry.expiresAt > Date.now())) return entry.value as T;
+    }
+    const changes = this.changes;
+    const { rows } = await this.pool.query<{ value: T; expires_in: number | null }>(
+      `SELECT value, (extract(epoch FROM expires_at - now()) * 1000)::float8 AS expires_in
+       FROM federation_kv WHERE key = $1 AND ${LIVE}`,
+      [k],
+    );
+    const row = rows[0];
+    if (remembered && row && changes === this.changes) this.remember(k, row.value, row.expires_in);
+    return row?.value;
   }
 
   async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
+    const k = encodeKey(key);
+    this.forget(k);
     await this.pool.query(
       `INSERT INTO federation_kv (key, value, expires_at) VALUES ($1, $2::jsonb, now() + $3::interval)
        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
-      [encodeKey(key), encodeValue(value), ttlOf(options)],
+      [k, encodeValue(value), ttlOf(options)],
     );
+    // As it would be read back: JSON, the caller's object not shared.
+    if (remembers(k)) this.remember(k, JSON.parse(encodeValue(value)), ttlMsOf(options));
     await this.wrote();
   }
 
   async delete(key: KvKey): Promise<void> {
-    await this.pool.query("DELETE FROM federation_kv WHERE key = $1", [encodeKey(key)]);
+    const k = encodeKey(key);
+    this.forget(k);
+    await this.pool.query("DELETE FROM federation_kv WHERE key = $1", [k]);
+  }
+
+  private forget(key: string): void {
+    this.changes++;
+    this.memory.delete(key);
+  }
+
+  private remember(key: string, value: unknown, expiresInMs: number | null): void {
+    this.memory.set(key, { value, expiresAt: expiresInMs === null ? null : Date.now() + expiresInMs });
   }
 
   /**
@@ -63,6 +109,7 @@ export class PostgresKvStore implements KvStore {
    */
   async cas(key: KvKey, expectedValue: unknown, newValue: unknown, options?: KvStoreSetOptions): Promise<boolean> {
     const k = encodeKey(key);
+    this.forget(k);
     let swapped: number | null;
     if (expectedValue === undefined && newValue === undefined) {
       return (await this.get(key)) === undefined;
@@ -140,6 +187,17 @@ function encodeKey(key: KvKey): string {
 /** JSON of `value`; `undefined` (which JSON has not) as null. */
 function encodeValue(value: unknown): string {
   return JSON.stringify(value) ?? "null";
+}
+
+function remembers(key: string): boolean {
+  return REMEMBERED.some((prefix) => key.startsWith(prefix));
+}
+
+/** The TTL in milliseconds, or null: no expiry. */
+function ttlMsOf(options?: KvStoreSetOptions): number | null {
+  if (options?.ttl == null) return null;
+  // Days are 24 hours, as in the interval PostgreSQL is given.
+  return options.ttl.total({ unit: "milliseconds" });
 }
 
 /** The TTL as a PostgreSQL interval (an ISO 8601 duration), or null: no expiry. */
