@@ -1,13 +1,17 @@
 // What taking inbox activities in costs less with (bench/README.md, "Federation at scale"): the
 // remote keys Fedify keeps, remembered by the key-value store in memory
 // (src/federation/kv-store.ts) and parsed once (src/federation/parsed-keys.ts), with what a fleet
-// and expiry need of them still true. A rotated key verified by a server that remembers the old one
-// is test/federation-rules.test.ts's.
+// and expiry need of them still true (a rotated key verified by a server that remembers the old one
+// is test/federation-rules.test.ts's); what a Create needs to know read in one statement, equal to
+// the reads it stands for (src/federation/remote-notes.ts).
 import { CryptographicKey } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb, type Db } from "../src/db/client.ts";
 import { PostgresKvStore } from "../src/federation/kv-store.ts";
+import { rememberOvertaken, wasOvertaken } from "../src/federation/overtaken.ts";
 import { parseKeysOnce } from "../src/federation/parsed-keys.ts";
+import { createKnown } from "../src/federation/remote-notes.ts";
 import { rsaKeyPair } from "./support/keys.ts";
 import { freshDatabase } from "./support/server.ts";
 
@@ -15,16 +19,19 @@ let databaseUrl: string;
 /** Two instances of a fleet: each its own store over one table. */
 let here: PostgresKvStore;
 let there: PostgresKvStore;
+let db: Db;
 
 beforeAll(async () => {
   databaseUrl = await freshDatabase();
   here = new PostgresKvStore(databaseUrl);
   there = new PostgresKvStore(databaseUrl);
+  db = createDb(databaseUrl, () => {}, 2);
 });
 
 afterAll(async () => {
   await here?.close();
   await there?.close();
+  await db?.$disconnect();
 });
 
 const keyOf = (url: string) => ["_fedify", "publicKey", url] as const;
@@ -90,5 +97,102 @@ describe("remote keys parsed once", () => {
     const again = await CryptographicKey.fromJsonLd(copy);
     expect(again).not.toBe(parsed);
     expect(again.id?.href).toBe(parsed.id?.href);
+  });
+});
+
+describe("what a Create needs to know, in one statement", () => {
+  let nextId = 1000n;
+  async function stored(name: string, host: string | null, extra: { fetchedAt?: Date } = {}) {
+    const id = nextId++;
+    const uri = host ? `https://${host}/users/${name}` : null;
+    await db.account.create({
+      data: {
+        id,
+        name,
+        nameKey: host ? `${name}@${host}` : name,
+        email: `${id}@x.invalid`,
+        emailKey: `${id}@x.invalid`,
+        nickname: name,
+        passphraseHash: "",
+        host,
+        uri,
+        inboxUrl: uri && `${uri}/inbox`,
+        followersUrl: uri && `${uri}/followers`,
+        fetchedAt: extra.fetchedAt ?? (host ? new Date() : null),
+      },
+    });
+    return { id, uri: new URL(uri ?? `https://local.invalid/accounts/${id}`) };
+  }
+
+  /** The reads it stands for, each as the listener made it before. */
+  async function apart(author: URL, note: URL) {
+    const account = await db.account.findUnique({ where: { uri: author.href } });
+    const followed = account
+      ? (await db.follow.findFirst({ where: { followeeId: account.id, follower: { host: null } } })) !== null
+      : false;
+    const row = await db.note.findUnique({ where: { uri: note.href }, select: { id: true } });
+    return {
+      author: account && {
+        id: account.id,
+        followersUrl: account.followersUrl,
+        fetchedAt: account.fetchedAt,
+        deletedAt: account.deletedAt,
+      },
+      followed,
+      stored: row?.id ?? null,
+      deleted: await wasOvertaken(db, "deleted-note", note),
+    };
+  }
+
+  it("gives what the separate reads give: author stored or not, deleted, followed here or only from elsewhere, note stored, its Delete first", async () => {
+    const local = await stored("carol", null);
+    const followedAuthor = await stored("ann", "e.example");
+    const remoteOnly = await stored("bob", "e.example");
+    const fan = await stored("fan", "f.example");
+    const gone = await stored("gus", "e.example");
+    const old = await stored("olga", "e.example", { fetchedAt: new Date(Date.now() - 3 * 86_400_000) });
+    await db.follow.createMany({
+      data: [
+        { followerId: local.id, followeeId: followedAuthor.id },
+        { followerId: fan.id, followeeId: remoteOnly.id },
+        { followerId: local.id, followeeId: gone.id },
+        { followerId: local.id, followeeId: old.id },
+      ],
+    });
+    // Deleted since it was followed.
+    await db.$executeRaw`UPDATE accounts SET deleted_at = now() WHERE id = ${gone.id}`;
+    const noteOf = (author: { uri: URL }, n: number) => new URL(`${author.uri.href}/notes/${n}`);
+    await db.note.create({
+      data: { id: nextId++, authorId: followedAuthor.id, content: "", uri: noteOf(followedAuthor, 1).href },
+    });
+    await rememberOvertaken(db, "deleted-note", noteOf(remoteOnly, 2));
+    // Remembered once, since expired: no longer counts.
+    await rememberOvertaken(db, "deleted-note", noteOf(remoteOnly, 3));
+    await db.$executeRaw`UPDATE federation_kv SET expires_at = now() - interval '1 second'
+      WHERE key = ${JSON.stringify(["murmur", "deleted-note", noteOf(remoteOnly, 3).href])}`;
+
+    const cases: [URL, URL][] = [
+      [followedAuthor.uri, noteOf(followedAuthor, 1)],
+      [followedAuthor.uri, noteOf(followedAuthor, 9)],
+      [remoteOnly.uri, noteOf(remoteOnly, 2)],
+      [remoteOnly.uri, noteOf(remoteOnly, 3)],
+      [gone.uri, noteOf(gone, 1)],
+      [old.uri, noteOf(old, 1)],
+      [new URL("https://e.example/users/nobody"), new URL("https://e.example/users/nobody/notes/1")],
+      // A local account is no remote author.
+      [local.uri, noteOf(local, 1)],
+    ];
+    const seen = new Set<string>();
+    for (const [author, note] of cases) {
+      const together = await createKnown(db, author, note);
+      const separate = await apart(author, note);
+      if (author === local.uri) expect(together.author).toBeNull();
+      else expect(together, `${author.href} ${note.href}`).toEqual(separate);
+      seen.add(
+        JSON.stringify([together.author !== null, together.followed, together.stored !== null, together.deleted]),
+      );
+    }
+    // Each of the answers is given by some case.
+    expect(seen.size).toBeGreaterThanOrEqual(5);
   });
 });

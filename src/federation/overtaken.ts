@@ -9,7 +9,8 @@ const REMEMBERED_FOR = "48 hours";
 
 export type Overtaken = "undone-reaction" | "deleted-note";
 
-function keyOf(kind: Overtaken, uri: URL): string {
+/** The key-value table's key that remembers `uri` as `kind`. */
+export function overtakenKey(kind: Overtaken, uri: URL): string {
   // The key as the store encodes one (a JSON array), in a prefix of Murmur's own.
   return JSON.stringify(["murmur", kind, uri.href]);
 }
@@ -18,13 +19,13 @@ function keyOf(kind: Overtaken, uri: URL): string {
 export async function rememberOvertaken(db: Db, kind: Overtaken, uri: URL): Promise<void> {
   await db.$executeRaw`
     INSERT INTO federation_kv (key, value, expires_at)
-    VALUES (${keyOf(kind, uri)}, 'true'::jsonb, now() + ${REMEMBERED_FOR}::interval)
+    VALUES (${overtakenKey(kind, uri)}, 'true'::jsonb, now() + ${REMEMBERED_FOR}::interval)
     ON CONFLICT (key) DO NOTHING`;
 }
 
 /** Whether `uri` was undone or deleted before it came. */
 export async function wasOvertaken(db: Db, kind: Overtaken, uri: URL): Promise<boolean> {
   const rows = await db.$queryRaw<unknown[]>`
-    SELECT FROM federation_kv WHERE key = ${keyOf(kind, uri)} AND expires_at > now()`;
+    SELECT FROM federation_kv WHERE key = ${overtakenKey(kind, uri)} AND expires_at > now()`;
   return rows.length > 0;
 }

@@ -91,7 +91,8 @@ export async function actorAccount(ctx: Context<FederationData>, uri: URL): Prom
   return storeActor(ctx, actor).catch(() => stored);
 }
 
-function stale(account: Account): boolean {
+/** Whether a stored remote account is fetched again before it is used (its profile may have changed). */
+export function stale(account: Pick<Account, "fetchedAt">): boolean {
   return !account.fetchedAt || Date.now() - account.fetchedAt.getTime() > REFRESH_AFTER_MS;
 }
 

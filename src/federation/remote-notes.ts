@@ -19,6 +19,7 @@ import {
   type Update,
 } from "@fedify/fedify/vocab";
 import { compile, type HtmlToTextOptions } from "html-to-text";
+import type { Db } from "../db/client.ts";
 import { parseSnowflake } from "../db/snowflake.ts";
 import { MAX_FILE_NAME } from "../domain/drive/service.ts";
 import { deleteRemoteNote, type RemoteFile, storeRemoteNote, updateRemoteNote } from "../domain/notes/remote.ts";
@@ -26,8 +27,8 @@ import { LIMITS } from "../domain/notes/service.ts";
 import type { Account, Visibility } from "../generated/prisma/client.ts";
 import type { FederationData } from "./data.ts";
 import { INSTANCE_ACTOR } from "./keys.ts";
-import { rememberOvertaken, wasOvertaken } from "./overtaken.ts";
-import { actorAccount, displayText, HTML_TO_TEXT } from "./remote-accounts.ts";
+import { overtakenKey, rememberOvertaken } from "./overtaken.ts";
+import { actorAccount, displayText, HTML_TO_TEXT, stale } from "./remote-accounts.ts";
 import { blurhashesOf, rememberSource } from "./vocab.ts";
 
 /**
@@ -98,10 +99,15 @@ export function listenToNotes(listeners: InboxListenerSetters<FederationData>): 
       const object = await create.getObject({ ...(await loaders(ctx)), suppressError: true });
       if (!isNoteLike(object) || object.attributionId?.href !== create.actorId.href) return;
       rememberSource(object, create);
-      const author = await authorOf(ctx, object);
-      if (!author || !(await concernsLocal(ctx, author, object))) return;
-      if (object.id && (await wasOvertaken(ctx.data.db, "deleted-note", object.id))) return;
-      await storeObject(ctx, object, author, { left: MAX_FETCHES });
+      if (!object.id || object.attributionId.origin !== object.id.origin) return;
+      const known = await createKnown(ctx.data.db, object.attributionId, object.id);
+      if (known.author?.deletedAt) return;
+      // An author stored and fresh is the one actorAccount would give: else as it gives it.
+      const fresh = known.author && !stale(known.author) ? known.author : undefined;
+      const author = fresh ?? (await authorOf(ctx, object));
+      if (!author || !(await concernsLocal(ctx, author, object, fresh && known.followed))) return;
+      if (known.deleted) return;
+      await storeObject(ctx, object, author, { left: MAX_FETCHES }, known.stored);
     })
     .on(Announce, async (ctx, announce) => {
       if (!announce.id || !announce.actorId || !announce.objectId) return;
@@ -167,15 +173,73 @@ async function authorOf(ctx: Context<FederationData>, object: NoteLike): Promise
   return actorAccount(ctx, attribution);
 }
 
-function followedHere(ctx: Context<FederationData>, author: Account): Promise<boolean> {
+/** What the Create of note `note` by `author` needs to know that is stored here, read in one statement. */
+export interface CreateKnown {
+  /** The author's remote account, if stored (deleted too). */
+  author: Pick<Account, "id" | "followersUrl" | "fetchedAt" | "deletedAt"> | null;
+  /** Whether a local account follows it (followedHere). */
+  followed: boolean;
+  /** The note's id, if stored. */
+  stored: bigint | null;
+  /** Whether the note's Delete came first (src/federation/overtaken.ts). */
+  deleted: boolean;
+}
+
+/**
+ * What a Create needs to know, read in one statement rather than four (the author, whether it is
+ * followed here, the note stored, its Delete remembered): a Create is the activity a server takes
+ * in most, and each statement costs the server a round trip (bench/README.md, "Federation at
+ * scale"). test/federation-intake.test.ts holds it equal to the reads it stands for.
+ */
+export async function createKnown(db: Db, author: URL, note: URL): Promise<CreateKnown> {
+  const [row] = await db.$queryRaw<
+    {
+      id: bigint | null;
+      followers_url: string | null;
+      fetched_at: Date | null;
+      deleted_at: Date | null;
+      followed: boolean;
+      stored: bigint | null;
+      deleted: boolean;
+    }[]
+  >`
+    SELECT a.id, a.followers_url, a.fetched_at, a.deleted_at,
+      a.id IS NOT NULL AND EXISTS (
+        SELECT FROM follows f JOIN accounts l ON l.id = f.follower_id AND l.host IS NULL WHERE f.followee_id = a.id
+      ) AS followed,
+      (SELECT n.id FROM notes n WHERE n.uri = ${note.href}) AS stored,
+      EXISTS (
+        SELECT FROM federation_kv WHERE key = ${overtakenKey("deleted-note", note)} AND expires_at > now()
+      ) AS deleted
+    FROM (SELECT) AS one LEFT JOIN accounts a ON a.uri = ${author.href} AND a.host IS NOT NULL`;
+  return {
+    author:
+      row.id === null
+        ? null
+        : { id: row.id, followersUrl: row.followers_url, fetchedAt: row.fetched_at, deletedAt: row.deleted_at },
+    followed: row.followed,
+    stored: row.stored,
+    deleted: row.deleted,
+  };
+}
+
+function followedHere(ctx: Context<FederationData>, author: Pick<Account, "id">): Promise<boolean> {
   return ctx.data.db.follow
     .findFirst({ where: { followeeId: author.id, follower: { host: null } }, select: { followerId: true } })
     .then((follow) => follow !== null);
 }
 
-/** Whether a local account may care about `object`: its author followed, a local account addressed, mentioned or replied to. */
-async function concernsLocal(ctx: Context<FederationData>, author: Account, object: NoteLike): Promise<boolean> {
-  if (await followedHere(ctx, author)) return true;
+/**
+ * Whether a local account may care about `object`: its author followed (`followed`, when already
+ * known), a local account addressed, mentioned or replied to.
+ */
+async function concernsLocal(
+  ctx: Context<FederationData>,
+  author: Pick<Account, "id">,
+  object: NoteLike,
+  followed?: boolean,
+): Promise<boolean> {
+  if (followed ?? (await followedHere(ctx, author))) return true;
   if ((await localAddressees(ctx, object)).length > 0) return true;
   if (object.replyTargetId && (await localNote(ctx, object.replyTargetId))) return true;
   const quoted = quoteOf(object);
@@ -247,7 +311,7 @@ function isPublic(uri: URL): boolean {
  * as:Public in `to` is public, in `cc` home; the author's followers collection (without
  * as:Public) is followers; anything else direct (null: the caller picks its local recipient).
  */
-function visibilityOf(author: Account, tos: URL[], ccs: URL[]): Visibility | null {
+function visibilityOf(author: Pick<Account, "followersUrl">, tos: URL[], ccs: URL[]): Visibility | null {
   if (tos.some(isPublic)) return "public";
   if (ccs.some(isPublic)) return "home";
   if (author.followersUrl && [...tos, ...ccs].some((uri) => uri.href === author.followersUrl)) return "followers";
@@ -296,16 +360,21 @@ async function resolveNote(ctx: Context<FederationData>, uri: URL, fetches: Fetc
 /**
  * `object` by `author` stored (once: by its id), its parent and quoted note resolved with what
  * is left of the `fetches` of the activity that brought it. The stored id, or null when no local account may read it.
+ * `stored`, when given, is the id stored for the object's id, read already (null: none).
  */
 async function storeObject(
   ctx: Context<FederationData>,
   object: NoteLike,
-  author: Account,
+  author: Pick<Account, "id" | "followersUrl">,
   fetches: Fetches,
+  stored?: bigint | null,
 ): Promise<bigint | null> {
   const uri = (object.id as URL).href;
-  const stored = await ctx.data.db.note.findUnique({ where: { uri }, select: { id: true } });
-  if (stored) return stored.id;
+  const already =
+    stored !== undefined
+      ? stored
+      : ((await ctx.data.db.note.findUnique({ where: { uri }, select: { id: true } }))?.id ?? null);
+  if (already !== null) return already;
   const addressees = await localAddressees(ctx, object);
   let visibility = visibilityOf(author, object.toIds, object.ccIds);
   let sendToId: bigint | null = null;
