@@ -3,12 +3,16 @@
 // (src/federation/kv-store.ts) and parsed once (src/federation/parsed-keys.ts), with what a fleet
 // and expiry need of them still true (a rotated key verified by a server that remembers the old one
 // is test/federation-rules.test.ts's); what a Create needs to know read in one statement, equal to
-// the reads it stands for (src/federation/remote-notes.ts).
+// the reads it stands for (src/federation/remote-notes.ts); a handled message announced only when
+// it lets another go (src/federation/message-queue.ts).
 import { CryptographicKey } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
+import pg from "pg";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Db } from "../src/db/client.ts";
 import { PostgresKvStore } from "../src/federation/kv-store.ts";
+import { PostgresMessageQueue } from "../src/federation/message-queue.ts";
 import { rememberOvertaken, wasOvertaken } from "../src/federation/overtaken.ts";
 import { parseKeysOnce } from "../src/federation/parsed-keys.ts";
 import { createKnown } from "../src/federation/remote-notes.ts";
@@ -194,5 +198,68 @@ describe("what a Create needs to know, in one statement", () => {
     }
     // Each of the answers is given by some case.
     expect(seen.size).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe("the queue's announcements", () => {
+  it("a handled message is announced only when it lets the next of its key go: a received activity's is not", async () => {
+    const name = "announced";
+    const q = new PostgresMessageQueue({ databaseUrl, log: pino({ level: "silent" }), name });
+    const heard = new pg.Client({ connectionString: databaseUrl });
+    await heard.connect();
+    const payloads: string[] = [];
+    heard.on("notification", (n) => {
+      if (n.payload?.endsWith(`:${name}`)) payloads.push(n.payload);
+    });
+    await heard.query("LISTEN murmur_federation_queued");
+    const handled: unknown[] = [];
+    const stop = new AbortController();
+    const listening = q.listen((message) => void handled.push(message), { signal: stop.signal });
+    try {
+      // A received activity: keyed by its id, nothing behind it.
+      await q.enqueue("alone", { orderingKey: "received https://e.example/activities/1" });
+      await expect.poll(() => handled.length, { timeout: 10_000, interval: 20 }).toBe(1);
+      // Notifications come in the order of their commits: once this one is heard, any of the
+      // handled message's would have been.
+      await q.enqueue("marker");
+      await expect.poll(() => handled.length, { timeout: 10_000, interval: 20 }).toBe(2);
+      await expect.poll(() => payloads.length, { timeout: 10_000, interval: 20 }).toBeGreaterThanOrEqual(2);
+      expect(payloads).toHaveLength(2);
+
+      // Two of one key, the second parked behind the first: the first's end lets it go, and says
+      // so; the second's lets nothing go.
+      stop.abort();
+      await listening;
+      await q.enqueueMany(["first", "second"], { orderingKey: "one key" });
+      await expect.poll(() => payloads.length, { timeout: 10_000, interval: 20 }).toBe(3);
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const order: unknown[] = [];
+      const stop2 = new AbortController();
+      const listening2 = q.listen(
+        async (message) => {
+          order.push(message);
+          if (message === "first") await gate;
+        },
+        { signal: stop2.signal },
+      );
+      await expect.poll(() => order.length, { timeout: 10_000, interval: 20 }).toBe(1);
+      open();
+      await expect.poll(() => order, { timeout: 10_000, interval: 20 }).toEqual(["first", "second"]);
+      await q.enqueue("marker 2");
+      await expect.poll(() => order.length, { timeout: 10_000, interval: 20 }).toBe(3);
+      await expect.poll(() => payloads.length, { timeout: 10_000, interval: 20 }).toBeGreaterThanOrEqual(5);
+      // The enqueues (3), and the first's end.
+      expect(payloads).toHaveLength(5);
+      stop2.abort();
+      await listening2;
+    } finally {
+      stop.abort();
+      await listening;
+      await q.close();
+      await heard.end();
+    }
   });
 });
