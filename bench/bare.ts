@@ -22,4 +22,6 @@ app.get("/", async () => {
   return results;
 });
 await app.listen({ port: Number(port), host: "127.0.0.1" });
+// Ended by SIGTERM: leaving through exit lets --cpu-prof (BENCH_NODE_ARGS) write its profile.
+process.on("SIGTERM", () => process.exit(0));
 console.log("ready");

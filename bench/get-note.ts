@@ -119,7 +119,15 @@ async function startBare(dataDir: string, databaseUrl: string, name: string, sta
   const port = 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", path.join(import.meta.dirname, "bare.ts"), file, String(port)],
+    [
+      // BENCH_NODE_ARGS profiles the bare handler as it does the server (bench/server.ts).
+      ...(process.env.BENCH_NODE_ARGS?.split(" ") ?? []),
+      "--import",
+      "tsx",
+      path.join(import.meta.dirname, "bare.ts"),
+      file,
+      String(port),
+    ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   await once(child.stdout!, "data");

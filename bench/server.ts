@@ -99,16 +99,16 @@ export async function startBenchServer(
   }
   const port = await freePort();
   const spawned = performance.now();
-  const args = options.compiled
-    ? [path.join(ROOT, "dist/main.js")]
-    : ["--import", "tsx", path.join(ROOT, "src/main.ts")];
+  // BENCH_COMPILED=1: every bench server as npm start runs it (dist/), not only the idle one.
+  const compiled = options.compiled ?? process.env.BENCH_COMPILED === "1";
+  const args = compiled ? [path.join(ROOT, "dist/main.js")] : ["--import", "tsx", path.join(ROOT, "src/main.ts")];
   // Flags for the server's node, e.g. BENCH_NODE_ARGS=--cpu-prof to profile it (NODE_OPTIONS refuses that one).
   if (process.env.BENCH_NODE_ARGS) args.unshift(...process.env.BENCH_NODE_ARGS.split(" "));
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       ...process.env,
-      ...(options.compiled ? { MALLOC_ARENA_MAX: "2" } : {}),
+      ...(compiled ? { MALLOC_ARENA_MAX: "2" } : {}),
       PORT: String(port),
       DATA_DIR: dataDir,
       DATABASE_URL: databaseUrl,
@@ -136,7 +136,7 @@ export async function startBenchServer(
     ))
   ) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error("the server did not start");
-    await new Promise((resolve) => setTimeout(resolve, options.compiled ? 10 : 100));
+    await new Promise((resolve) => setTimeout(resolve, compiled ? 10 : 100));
   }
   const startMs = Math.round(performance.now() - spawned);
   outboxes.add(path.join(dataDir, "outbox"));

@@ -68,27 +68,33 @@ export async function buildServer(services: AppServices): Promise<FastifyInstanc
   // Overload (docs/protection.md#overload): past a bound on requests in flight, answer at once with
   // 503 and Retry-After rather than queue work the server cannot finish in time.
   const inFlight = new InFlight(services.config.maxInFlight);
-  app.addHook("onRequest", async (request, reply) => {
+  // The hooks every request runs are callbacks, not async functions: each async hook cost every
+  // request a promise and a turn of the microtask queue (bench/README.md, get note).
+  app.addHook("onRequest", (request, reply, done) => {
     // A live stream is open for as long as its client listens: bounded by streams per account.
-    if (request.url.includes("/streaming/")) return;
     // So is a WebSocket (GraphQL subscriptions), and Fastify never answers it: counted, it would
     // never leave the count; its operations are counted one by one instead (graphql/websocket.ts).
-    if (request.headers.upgrade?.toLowerCase() === "websocket") return;
+    if (request.url.includes("/streaming/") || request.headers.upgrade?.toLowerCase() === "websocket") return done();
     (request as { counted?: boolean }).counted = true;
-    if (!inFlight.enter()) {
-      return reply.code(503).header("retry-after", "1").send({ error: "SERVICE_UNAVAILABLE" });
-    }
+    if (inFlight.enter()) return done();
+    reply.code(503).header("retry-after", "1").send({ error: "SERVICE_UNAVAILABLE" });
   });
-  const release = async (request: FastifyRequest) => {
+  const release = (request: FastifyRequest) => {
     const counted = request as { counted?: boolean };
     if (counted.counted) {
       counted.counted = false;
       inFlight.leave();
     }
   };
-  app.addHook("onResponse", release);
-  app.addHook("onResponse", async (request, reply) => services.metrics.answered(request, reply));
-  app.addHook("onRequestAbort", release);
+  app.addHook("onResponse", (request, reply, done) => {
+    release(request);
+    services.metrics.answered(request, reply);
+    done();
+  });
+  app.addHook("onRequestAbort", (request, done) => {
+    release(request);
+    done();
+  });
 
   // Shutting down: requests in flight finish, and each answer then closes its connection, so no
   // keep-alive socket holds the process open after its last answer.
@@ -110,11 +116,12 @@ export async function buildServer(services: AppServices): Promise<FastifyInstanc
     services.live?.endAll("shutdown");
     for (const socket of unused) socket.destroy();
   });
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     if (closing) reply.header("connection", "close");
     // An answer that is a stream of events (a GraphQL subscription over SSE) is no longer work in
     // flight: it stays open while its client listens, bounded by streams per account.
-    if (String(reply.getHeader("content-type") ?? "").startsWith("text/event-stream")) await release(request);
+    if (String(reply.getHeader("content-type") ?? "").startsWith("text/event-stream")) release(request);
+    done(null, payload);
   });
 
   const methods = new MethodIndex();

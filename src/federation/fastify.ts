@@ -57,11 +57,16 @@ export async function mountFedify<TContextData>(
 
   // GETs first, in onRequest: the REST route (or the not-found handler) that would answer has been
   // chosen, and runs as before when Fedify declines. The path is read once, and only for GETs.
-  app.addHook("onRequest", async (request, reply) => {
-    if (request.method !== "GET") return;
-    if (!asksForActivityPub(request.headers.accept) && !FEDERATION_ONLY.test(request.url)) return;
-    const response = await fetch(request);
-    if (response) return send(reply, response);
+  // A callback: every request runs it, and an async hook cost each a promise and a microtask turn.
+  app.addHook("onRequest", (request, reply, done) => {
+    if (request.method !== "GET") return done();
+    if (!asksForActivityPub(request.headers.accept) && !FEDERATION_ONLY.test(request.url)) return done();
+    fetch(request)
+      .then(async (response) => {
+        if (response) await send(reply, response);
+        else done();
+      })
+      .catch(done);
   });
 
   // Inbox POSTs: the body kept as its bytes, which the Digest header is checked against.

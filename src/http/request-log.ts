@@ -77,18 +77,23 @@ export function registerRequestLog(app: FastifyInstance, services: { db: Db; log
     (request as WithFields)[OUTAGE] = outage;
     requestLogFields.run(fields, done);
   });
-  app.addHook("onSend", async (request, reply, payload) => {
-    if (reply.statusCode < 400) return;
-    // REST's answers are serialised by now; GraphQL's come from yoga as bytes.
-    const start =
-      typeof payload === "string"
-        ? payload.slice(0, 2048)
-        : Buffer.isBuffer(payload)
-          ? payload.subarray(0, 2048).toString()
-          : "";
-    const code = ERROR_CODE.exec(start)?.[1];
-    if (code) bind(request, { errorCode: code });
+  app.addHook("onSend", (request, reply, payload, done) => {
+    if (reply.statusCode >= 400) bindErrorCode(request, payload);
+    done(null, payload);
   });
+}
+
+/** Names a failed answer's error code on its request's log lines. */
+function bindErrorCode(request: FastifyRequest, payload: unknown): void {
+  // REST's answers are serialised by now; GraphQL's come from yoga as bytes.
+  const start =
+    typeof payload === "string"
+      ? payload.slice(0, 2048)
+      : Buffer.isBuffer(payload)
+        ? payload.subarray(0, 2048).toString()
+        : "";
+  const code = ERROR_CODE.exec(start)?.[1];
+  if (code) bind(request, { errorCode: code });
 }
 
 /** From now on, the request's log lines name its caller's account. */
