@@ -36,9 +36,9 @@ export interface PostgresKvStoreOptions {
 export class PostgresKvStore implements KvStore {
   private readonly pool: pg.Pool;
   private writes = 0;
-  /** Of REMEMBERED's entries, each value and when it expires (ms since the epoch; null: never). */
-  /** Bumped by every write: a read that overlapped one does not remember what it read. */
+  /** Bumped before and after every write: a read that overlapped one does not remember what it read. */
   private changes = 0;
+  /** Of REMEMBERED's entries, each value and when it expires (ms since the epoch; null: never). */
   private readonly memory = new LRUCache<string, { value: unknown; expiresAt: number | null }>({
     max: REMEMBERED_MAX,
     ttl: REMEMBERED_MS,
@@ -81,8 +81,10 @@ export class PostgresKvStore implements KvStore {
        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
       [k, encodeValue(value), ttlOf(options)],
     );
+    this.forget(k);
+    const ttl = remembers(k) ? ttlMsOf(options) : undefined;
     // As it would be read back: JSON, the caller's object not shared.
-    if (remembers(k)) this.remember(k, JSON.parse(encodeValue(value)), ttlMsOf(options));
+    if (ttl !== undefined) this.remember(k, JSON.parse(encodeValue(value)), ttl);
     await this.wrote();
   }
 
@@ -90,6 +92,7 @@ export class PostgresKvStore implements KvStore {
     const k = encodeKey(key);
     this.forget(k);
     await this.pool.query("DELETE FROM federation_kv WHERE key = $1", [k]);
+    this.forget(k);
   }
 
   private forget(key: string): void {
@@ -133,6 +136,7 @@ export class PostgresKvStore implements KvStore {
         [k, encodeValue(expectedValue), encodeValue(newValue), ttlOf(options)],
       ));
     }
+    this.forget(k);
     await this.wrote();
     return (swapped ?? 0) > 0;
   }
@@ -193,11 +197,15 @@ function remembers(key: string): boolean {
   return REMEMBERED.some((prefix) => key.startsWith(prefix));
 }
 
-/** The TTL in milliseconds, or null: no expiry. */
-function ttlMsOf(options?: KvStoreSetOptions): number | null {
+/** The TTL in milliseconds, or null: no expiry; undefined when it has months or years (not remembered then). */
+function ttlMsOf(options?: KvStoreSetOptions): number | null | undefined {
   if (options?.ttl == null) return null;
-  // Days are 24 hours, as in the interval PostgreSQL is given.
-  return options.ttl.total({ unit: "milliseconds" });
+  try {
+    // Days are 24 hours, as in the interval PostgreSQL is given.
+    return options.ttl.total({ unit: "milliseconds" });
+  } catch {
+    return undefined;
+  }
 }
 
 /** The TTL as a PostgreSQL interval (an ISO 8601 duration), or null: no expiry. */
