@@ -4,10 +4,8 @@
 // RSS is read before and after the streams open (idle); the global timeline's throughput is
 // measured meanwhile, beside the same measure with no stream open.
 import fs from "node:fs";
-import type http from "node:http";
-import { Worker } from "node:worker_threads";
+import http from "node:http";
 import type { Services } from "../src/domain/context.ts";
-import { now, openStreams } from "./live-receivers.ts";
 import { load } from "./load.ts";
 
 const FOLLOWERS = 1_000;
@@ -47,6 +45,37 @@ function cpuMs(pid: number): number {
   }
 }
 
+const NOTE_ID = "event: note\nid: ";
+
+/** Opens a stream and calls `heard(id)` with each note event's id. */
+function subscribe(url: string, token: string, heard: (id: string) => void): Promise<http.ClientRequest> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
+    request.on("response", (response) => {
+      if (response.statusCode !== 200) reject(new Error(`stream refused: ${response.statusCode}`));
+      // The ids of note events, found by their `event: note\nid: ` lines: a full parser per
+      // stream would cost this process more than the server spends sending.
+      let rest = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        const text = rest + chunk;
+        let at = text.indexOf(NOTE_ID);
+        let end = 0;
+        while (at !== -1) {
+          const lineEnd = text.indexOf("\n", at + NOTE_ID.length);
+          if (lineEnd === -1) break;
+          heard(text.slice(at + NOTE_ID.length, lineEnd));
+          end = lineEnd;
+          at = text.indexOf(NOTE_ID, lineEnd);
+        }
+        rest = text.slice(Math.max(end, text.length - NOTE_ID.length - 24));
+      });
+      resolve(request);
+    });
+    request.on("error", reject);
+  });
+}
+
 export async function benchLive(
   services: Services,
   serverUrl: string,
@@ -74,9 +103,24 @@ export async function benchLive(
   const timelineUrl = `${serverUrl}/timeline/global`;
   const quiet = (await load(timelineUrl, { token: viewerToken })).reqPerSec;
 
+  const received = new Map<string, number[]>();
+  const heard = (id: string) => {
+    const at = performance.now();
+    const times = received.get(id);
+    if (times) times.push(at);
+    else received.set(id, [at]);
+  };
   const tokens = await Promise.all(Array.from({ length: FOLLOWERS }, (_, k) => token(k + 1)));
-  const streamUrls = (url: string) => ["/streaming/home", "/streaming/global"].map((path) => `${url}${path}`);
-  const openAll = (url: string): Promise<http.ClientRequest[]> => openStreams(streamUrls(url), tokens, () => {});
+  const openAll = async (url: string) => {
+    const requests: http.ClientRequest[] = [];
+    for (const path of ["/streaming/home", "/streaming/global"]) {
+      for (let k = 0; k < FOLLOWERS; k += 50) {
+        const batch = tokens.slice(k, k + 50).map((t) => subscribe(`${url}${path}`, t, heard));
+        requests.push(...(await Promise.all(batch)));
+      }
+    }
+    return requests;
+  };
 
   // Memory per idle stream: servers of their own, started alike, read after a rest: one with the
   // streams open, one that opened as many and closed them, one that opened none. (On one server
@@ -94,16 +138,8 @@ export async function benchLive(
   for (const request of idleStreams) request.destroy();
   await Promise.all([holding.stop(), served.stop(), empty.stop()]);
 
-  // The streams whose receipts are timed, on a thread of their own (bench/live-receivers.ts).
-  const receivers = new Worker(new URL("./live-receivers.ts", import.meta.url), {
-    workerData: { liveReceivers: { urls: streamUrls(serverUrl), tokens } },
-  });
-  const { opened } = await new Promise<{ opened: number }>((resolve, reject) => {
-    receivers.once("message", resolve);
-    receivers.once("error", reject);
-  });
+  const requests = await openAll(serverUrl);
   await new Promise((resolve) => setTimeout(resolve, 2_000));
-  let received = new Map<string, number[]>();
 
   // The author posts at 50 notes/s for `seconds`.
   const post = async (seconds: number, answered: Map<string, number>) => {
@@ -120,7 +156,7 @@ export async function benchLive(
         })
           .then((r) => r.json() as Promise<{ id: string }>)
           .then(({ id }) => {
-            answered.set(id, now());
+            answered.set(id, performance.now());
           }),
       );
     }
@@ -137,14 +173,15 @@ export async function benchLive(
     return { delivered: latencies.length, p50: at(0.5), p99: at(0.99) };
   };
 
-  // With no other load first: the server's CPU meanwhile.
-  const alone = new Map<string, number>();
-  let serverCpuPercent: number | undefined;
+  let unloaded: LiveFigures["unloaded"];
   if (serverPid !== undefined) {
+    const alone = new Map<string, number>();
     const [cpuBefore, startedAt] = [cpuMs(serverPid), performance.now()];
     await post(UNLOADED_SECONDS, alone);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    serverCpuPercent = Math.round(((cpuMs(serverPid) - cpuBefore) / (performance.now() - startedAt)) * 100);
+    const serverCpuPercent = Math.round(((cpuMs(serverPid) - cpuBefore) / (performance.now() - startedAt)) * 100);
+    const { p50, p99 } = latenciesOf(alone);
+    unloaded = { serverCpuPercent, latencyP50: p50, latencyP99: p99 };
   }
 
   // Then while the global timeline is loaded.
@@ -153,23 +190,14 @@ export async function benchLive(
   const withStreams = (await load(timelineUrl, { token: viewerToken, duration: SECONDS - 2 })).reqPerSec;
   await posting;
   await new Promise((resolve) => setTimeout(resolve, 2_000));
-  receivers.postMessage("stop");
-  received = new Map(
-    (await new Promise<{ received: [string, number[]][] }>((resolve) => receivers.once("message", resolve))).received,
-  );
-  await receivers.terminate();
+  for (const request of requests) request.destroy();
 
   const loaded = latenciesOf(answered);
-  const quietDelivery = latenciesOf(alone);
-  const unloaded =
-    serverCpuPercent === undefined
-      ? undefined
-      : { serverCpuPercent, latencyP50: quietDelivery.p50, latencyP99: quietDelivery.p99 };
   return {
-    streams: opened,
+    streams: requests.length,
     notesPerSecond: NOTES_PER_SECOND,
     delivered: loaded.delivered,
-    expected: answered.size * opened,
+    expected: answered.size * requests.length,
     latencyP50: loaded.p50,
     latencyP99: loaded.p99,
     rssPerIdleStreamKb,
