@@ -10,7 +10,7 @@ let db: Db;
 let emptyRead: Awaited<ReturnType<typeof readJournal>>;
 beforeAll(async () => {
   url = await freshDatabase();
-  db = createDb(url);
+  db = createDb(url, () => {});
   emptyRead = await readJournal(db, await journalHorizon(db));
   // A journal of many events, all written before the read (a seeded million notes wrote one each).
   await db.$executeRaw`INSERT INTO live_events (kind, ref_id) SELECT 'n', g FROM generate_series(1, 20000) g`;
@@ -32,7 +32,7 @@ describe("reading the live journal", () => {
     const after = await journalHorizon(db);
     expect(await readJournal(db, after)).toMatchObject({ events: [], waiting: false });
     // An older transaction holds the horizon back while a newer one's event commits.
-    const holder = createDb(url);
+    const holder = createDb(url, () => {});
     try {
       await holder.$transaction(async (tx) => {
         await tx.$executeRaw`SELECT pg_current_xact_id()`;
