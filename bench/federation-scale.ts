@@ -21,7 +21,7 @@ import pg from "pg";
 import { seed } from "../src/cli/seed.ts";
 import { remoteKeyOf } from "../src/domain/accounts/rules.ts";
 import { closeServices } from "../src/services.ts";
-import { cpuMicros, type Load, load } from "./load.ts";
+import { cpuMicros, type Load, load, procStat } from "./load.ts";
 import { type BenchServer, benchAccount, benchServices, startBenchServer } from "./server.ts";
 
 export const SCALE_BENCHES = ["fanout", "intake", "dead"] as const;
@@ -267,7 +267,6 @@ async function fanoutNote(
   };
 }
 
-/** The CPU of the server and of its PostgreSQL's processes over `seconds`, each in % of one core. */
 /**
  * CPU of the PostgreSQL instance `db` is on, in microseconds: its postmaster's, its live
  * processes', and what the postmaster has reaped of those that ended (cutime and cstime), so a
@@ -275,26 +274,20 @@ async function fanoutNote(
  */
 async function postgresCpuMicros(db: pg.Client): Promise<number> {
   const backend = (await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid;
-  const statOf = (pid: number) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    } catch {
-      return undefined;
-    }
-  };
   // Fields 4 (ppid) and 14-17 (utime, stime, cutime, cstime) of stat, in clock ticks of 10 ms.
-  const postmaster = Number(statOf(backend)?.[1]);
-  const own = statOf(postmaster);
+  const postmaster = Number(procStat(backend)?.[1]);
+  const own = procStat(postmaster);
   if (!own) return Number.NaN;
   let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    const fields = statOf(Number(entry));
+    const fields = procStat(Number(entry));
     if (fields && Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
   }
   return ticks * 10_000;
 }
 
+/** The CPU of the server and of its PostgreSQL's processes over `seconds`, each in % of one core. */
 async function cpuOver(db: pg.Client, pid: number, seconds: number): Promise<{ server: number; postgres: number }> {
   const before = { server: cpuMicros(pid), postgres: await postgresCpuMicros(db) };
   const started = performance.now();

@@ -51,11 +51,16 @@ export async function load(
 
 /** A process's CPU time so far (user and system), in µs, from /proc (Linux); NaN elsewhere. */
 export function cpuMicros(pid: number): number {
+  const fields = procStat(pid);
+  // utime and stime, fields 14 and 15 of stat, in clock ticks of 10 ms.
+  return fields ? (Number(fields[11]) + Number(fields[12])) * 10_000 : Number.NaN;
+}
+
+/** The fields of /proc/<pid>/stat after the command's name (field 3 first), or undefined (gone; not Linux). */
+export function procStat(pid: number): string[] | undefined {
   try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    // utime and stime, fields 14 and 15 of stat, in clock ticks of 10 ms.
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    return fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   } catch {
-    return Number.NaN;
+    return undefined;
   }
 }

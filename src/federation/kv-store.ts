@@ -74,17 +74,17 @@ export class PostgresKvStore implements KvStore {
   }
 
   async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
-    const k = encodeKey(key);
+    const [k, encoded] = [encodeKey(key), encodeValue(value)];
     this.forget(k);
     await this.pool.query(
       `INSERT INTO federation_kv (key, value, expires_at) VALUES ($1, $2::jsonb, now() + $3::interval)
        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
-      [k, encodeValue(value), ttlOf(options)],
+      [k, encoded, ttlOf(options)],
     );
     this.forget(k);
     const ttl = remembers(k) ? ttlMsOf(options) : undefined;
     // As it would be read back: JSON, the caller's object not shared.
-    if (ttl !== undefined) this.remember(k, JSON.parse(encodeValue(value)), ttl);
+    if (ttl !== undefined) this.remember(k, JSON.parse(encoded), ttl);
     await this.wrote();
   }
 

@@ -3,14 +3,14 @@
 // Fedify's key-value table (src/federation/kv-store.ts, which sweeps what expires) for as long as
 // Murmur retries a delivery, and what comes late for it then counts for nothing
 // (docs/federation.md#activities-out-of-order).
-import type { Db } from "../db/client.ts";
+import { type Db, Prisma } from "../db/client.ts";
 
 const REMEMBERED_FOR = "48 hours";
 
 export type Overtaken = "undone-reaction" | "deleted-note";
 
 /** The key-value table's key that remembers `uri` as `kind`. */
-export function overtakenKey(kind: Overtaken, uri: URL): string {
+function overtakenKey(kind: Overtaken, uri: URL): string {
   // The key as the store encodes one (a JSON array), in a prefix of Murmur's own.
   return JSON.stringify(["murmur", kind, uri.href]);
 }
@@ -23,9 +23,13 @@ export async function rememberOvertaken(db: Db, kind: Overtaken, uri: URL): Prom
     ON CONFLICT (key) DO NOTHING`;
 }
 
+/** Whether `uri` was undone or deleted before it came, as an SQL condition (a statement may ask it among others). */
+export function overtakenSql(kind: Overtaken, uri: URL): Prisma.Sql {
+  return Prisma.sql`EXISTS (SELECT FROM federation_kv WHERE key = ${overtakenKey(kind, uri)} AND expires_at > now())`;
+}
+
 /** Whether `uri` was undone or deleted before it came. */
 export async function wasOvertaken(db: Db, kind: Overtaken, uri: URL): Promise<boolean> {
-  const rows = await db.$queryRaw<unknown[]>`
-    SELECT FROM federation_kv WHERE key = ${overtakenKey(kind, uri)} AND expires_at > now()`;
-  return rows.length > 0;
+  const [row] = await db.$queryRaw<{ overtaken: boolean }[]>`SELECT ${overtakenSql(kind, uri)} AS overtaken`;
+  return row.overtaken;
 }

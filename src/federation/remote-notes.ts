@@ -27,7 +27,7 @@ import { LIMITS } from "../domain/notes/service.ts";
 import type { Account, Visibility } from "../generated/prisma/client.ts";
 import type { FederationData } from "./data.ts";
 import { INSTANCE_ACTOR } from "./keys.ts";
-import { overtakenKey, rememberOvertaken } from "./overtaken.ts";
+import { overtakenSql, rememberOvertaken } from "./overtaken.ts";
 import { actorAccount, displayText, HTML_TO_TEXT, stale } from "./remote-accounts.ts";
 import { blurhashesOf, rememberSource } from "./vocab.ts";
 
@@ -101,12 +101,12 @@ export function listenToNotes(listeners: InboxListenerSetters<FederationData>): 
       rememberSource(object, create);
       if (!object.id || object.attributionId.origin !== object.id.origin) return;
       const known = await createKnown(ctx.data.db, object.attributionId, object.id);
-      if (known.author?.deletedAt) return;
+      // A note whose Delete came first is not stored: nothing of its author is fetched for it either.
+      if (known.author?.deletedAt || known.deleted) return;
       // An author stored and fresh is the one actorAccount would give: else as it gives it.
       const fresh = known.author && !stale(known.author) ? known.author : undefined;
       const author = fresh ?? (await authorOf(ctx, object));
       if (!author || !(await concernsLocal(ctx, author, object, fresh && known.followed))) return;
-      if (known.deleted) return;
       await storeObject(ctx, object, author, { left: MAX_FETCHES }, known.stored);
     })
     .on(Announce, async (ctx, announce) => {
@@ -208,9 +208,7 @@ export async function createKnown(db: Db, author: URL, note: URL): Promise<Creat
         SELECT FROM follows f JOIN accounts l ON l.id = f.follower_id AND l.host IS NULL WHERE f.followee_id = a.id
       ) AS followed,
       (SELECT n.id FROM notes n WHERE n.uri = ${note.href}) AS stored,
-      EXISTS (
-        SELECT FROM federation_kv WHERE key = ${overtakenKey("deleted-note", note)} AND expires_at > now()
-      ) AS deleted
+      ${overtakenSql("deleted-note", note)} AS deleted
     FROM (SELECT) AS one LEFT JOIN accounts a ON a.uri = ${author.href} AND a.host IS NOT NULL`;
   return {
     author:
