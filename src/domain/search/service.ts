@@ -15,6 +15,7 @@ import { type NoteLoader, noteViews } from "../timelines/page.ts";
 import { indexCandidates } from "./candidates.ts";
 import { compileSearchSql, fromNames, phraseCandidates } from "./postgres.ts";
 import { parseSearchQuery } from "./query.ts";
+import { forgetWindow, learnWindow, windowOf } from "./window.ts";
 
 export const SEARCH_PAGE = 100;
 
@@ -57,18 +58,56 @@ export async function searchNotes<T = NoteView>(
   if (unsilenced) conditions.push(unsilenced);
   if (before !== undefined) conditions.push(Prisma.sql`n.id < ${before}`);
   for (const ids of [candidates, phrased]) if (ids) conditions.push(Prisma.sql`n.id = ANY(${ids}::bigint[])`);
-  const take = Prisma.raw(String(Math.max(1, Math.min(Math.trunc(limit), SEARCH_PAGE + 1))));
-  // Two statements: the search, planned for its pattern each time (src/db/client.ts), then the
-  // page of what it found, a statement prepared once per connection. In one, the page's JSON
-  // was planned again with every search: most of PostgreSQL's planning time for one.
-  const found = await queryRows<{ id: bigint }>(
-    ctx.db,
-    Prisma.sql`SELECT n.id FROM notes n WHERE ${Prisma.join(conditions, " AND ")} ${unfrozenSql(viewer)} ${unmutedSql(viewer)}
-      ORDER BY n.id DESC LIMIT ${take}`,
-  );
+  const take = Math.max(1, Math.min(Math.trunc(limit), SEARCH_PAGE + 1));
+  const where = Prisma.sql`${Prisma.join(conditions, " AND ")} ${unfrozenSql(viewer)} ${unmutedSql(viewer)}`;
+  // A window only narrows what the trigram indexes found; candidates are few already.
+  const from = candidates || phrased ? undefined : windowOf(query);
+  const found =
+    from !== undefined && (before === undefined || before > from)
+      ? await windowed(ctx, query, where, take, from)
+      : await everything(ctx, query, where, take, before === undefined && !candidates && !phrased);
   if (found.length === 0) return [];
   return load(
     ctx,
     Prisma.sql`SELECT n.* FROM notes n WHERE n.id = ANY(${found.map((n) => n.id)}::bigint[]) ORDER BY n.id DESC`,
   );
+}
+
+// Two statements: the search, planned for its pattern each time (src/db/client.ts), then the page
+// of what it found, a statement prepared once per connection. In one, the page's JSON was planned
+// again with every search: most of PostgreSQL's planning time for one.
+
+/** The newest `take` notes `n` for which `where` holds; with `learn`, what the window learns of them. */
+async function everything(ctx: Context, query: string, where: Prisma.Sql, take: number, learn: boolean) {
+  const found = await queryRows<{ id: bigint; matched: bigint }>(
+    ctx.db,
+    Prisma.sql`SELECT n.id, ${learn ? Prisma.sql`count(*) OVER ()` : Prisma.sql`0::bigint`} AS matched
+      FROM notes n WHERE ${where} ORDER BY n.id DESC LIMIT ${Prisma.raw(String(take))}`,
+  );
+  if (learn && found.length > 0) {
+    learnWindow(
+      query,
+      found.map((n) => n.id),
+      take,
+      Number(found[0].matched),
+    );
+  }
+  return found;
+}
+
+/** The same, from the notes past `from` first, and the older ones only if those fall short. */
+async function windowed(ctx: Context, query: string, where: Prisma.Sql, take: number, from: bigint) {
+  const limit = Prisma.raw(String(take));
+  const found = await queryRows<{ id: bigint; older: boolean }>(ctx.db, windowSql(where, limit, from));
+  if (found.length < take || found[found.length - 1].older) forgetWindow(query);
+  return found;
+}
+
+/** The windowed statement (test/search-window.test.ts asks its plan). */
+export function windowSql(where: Prisma.Sql, limit: Prisma.Sql, from: bigint): Prisma.Sql {
+  return Prisma.sql`
+    (SELECT n.id, false AS older FROM notes n WHERE ${where} AND n.id >= ${from} ORDER BY n.id DESC LIMIT ${limit})
+    UNION ALL
+    (SELECT n.id, true FROM notes n WHERE ${where} AND n.id < ${from} ORDER BY n.id DESC LIMIT ${limit})
+    LIMIT ${limit}`;
 }
