@@ -18,6 +18,7 @@ import { deleteRemoteAccount } from "../domain/accounts/deletion.ts";
 import type { FederationData } from "./data.ts";
 import { listenToFlags } from "./flags.ts";
 import { listenToFollows } from "./follows.ts";
+import { idempotenceKey } from "./kv-store.ts";
 import { listenToReactions } from "./reactions.ts";
 import { storeActor } from "./remote-accounts.ts";
 import { listenToNotes, noteDeleted, noteUpdated } from "./remote-notes.ts";
@@ -141,12 +142,24 @@ export class ActivityKeyedQueue implements MessageQueue {
   enqueue(message: unknown, options?: MessageQueueEnqueueOptions): Promise<void> {
     const id = receivedActivityId(message);
     if (id === undefined || options?.orderingKey) return this.queue.enqueue(message, options);
-    return this.queue.enqueue(message, { ...options, orderingKey: `received ${id}` });
+    return this.queue.enqueue(withIdempotenceRead(message, id), { ...options, orderingKey: `received ${id}` });
   }
 
   listen(handler: (message: unknown) => Promise<void> | void, options?: MessageQueueListenOptions): Promise<void> {
     return this.queue.listen(handler, options);
   }
+}
+
+/**
+ * `message` naming the key of the idempotence record Fedify reads before its listener runs (as
+ * Fedify keys it: the origin the activity came to and its id), for the queue's claim to read with
+ * the message (src/federation/message-queue.ts). A key that is not the one Fedify reads (an id
+ * that parses to another href) only costs that read's statement back.
+ */
+function withIdempotenceRead(message: unknown, id: string): unknown {
+  const { baseUrl } = message as { baseUrl?: unknown };
+  if (typeof baseUrl !== "string" || !URL.canParse(baseUrl) || !URL.canParse(id)) return message;
+  return { ...(message as object), carriedReads: [idempotenceKey(new URL(baseUrl).origin, new URL(id).href)] };
 }
 
 /** The id of the activity a queued message of a received activity holds (as it came, or compacted). */

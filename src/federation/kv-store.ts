@@ -4,6 +4,7 @@
 // a prefix `["a","b"]` are the one equal to it and those in the range ['["a","b",', '["a","b"-'),
 // since ',' and '-' are adjacent bytes and a string's closing quote is never escaped away.
 // Expired entries read as absent at once and are deleted in batches now and then by the writes.
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedify/fedify";
 import { LRUCache } from "lru-cache";
 import pg from "pg";
@@ -27,6 +28,39 @@ const REMEMBERED = ['["_fedify","publicKey",'];
 const REMEMBERED_MAX = 10_000;
 /** How long an entry is trusted from memory, at most: what another instance deleted is read again after. */
 const REMEMBERED_MS = 5 * 60_000;
+
+/**
+ * Fedify's record that a received activity was handled: read before its listener runs, written
+ * after. A queued message's handler has it carried by the queue's own statements (below).
+ */
+const IDEMPOTENCE = '["_fedify","activityIdempotence",';
+
+/** The key of Fedify's idempotence record of activity `id` received at `origin`. */
+export function idempotenceKey(origin: string, id: string): string {
+  return encodeKey(["_fedify", "activityIdempotence", origin, id]);
+}
+
+/**
+ * What the store's entries a queued message's handler reads and writes, carried by the queue's
+ * statements (src/federation/message-queue.ts) rather than each a statement of its own: its claim
+ * reads the keys the message names (`read`: a value, or undefined for none), its done writes the
+ * idempotence records set meanwhile (`written`), in its transaction. A message is the only one of
+ * its activity held at a time (its ordering key, src/federation/inbox.ts), so what its claim read
+ * of that activity's record stays true until its done writes it.
+ */
+export interface CarriedEntries {
+  /** False once the handler is done with (or timed out): its writes are the store's own again. */
+  open: boolean;
+  read: Map<string, unknown>;
+  written: Map<string, { value: string; ttl: string | null }>;
+}
+
+const carried = new AsyncLocalStorage<CarriedEntries>();
+
+/** Runs `run` with the store's reads and idempotence writes carried by `entries`. */
+export function carryingEntries<T>(entries: CarriedEntries, run: () => T): T {
+  return carried.run(entries, run);
+}
 
 export interface PostgresKvStoreOptions {
   /** Connections of its own pool (default 2): its statements are single and short. */
@@ -57,6 +91,8 @@ export class PostgresKvStore implements KvStore {
 
   async get<T = unknown>(key: KvKey): Promise<T | undefined> {
     const k = encodeKey(key);
+    const scope = carried.getStore();
+    if (scope?.read.has(k)) return scope.read.get(k) as T | undefined;
     const remembered = remembers(k);
     if (remembered) {
       const entry = this.memory.get(k);
@@ -75,6 +111,13 @@ export class PostgresKvStore implements KvStore {
 
   async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
     const [k, encoded] = [encodeKey(key), encodeValue(value)];
+    const scope = carried.getStore();
+    if (scope?.open && k.startsWith(IDEMPOTENCE)) {
+      scope.written.set(k, { value: encoded, ttl: ttlOf(options) });
+      scope.read.set(k, JSON.parse(encoded));
+      return;
+    }
+    this.unCarry(k);
     this.forget(k);
     await this.pool.query(
       `INSERT INTO federation_kv (key, value, expires_at) VALUES ($1, $2::jsonb, now() + $3::interval)
@@ -90,9 +133,17 @@ export class PostgresKvStore implements KvStore {
 
   async delete(key: KvKey): Promise<void> {
     const k = encodeKey(key);
+    this.unCarry(k);
     this.forget(k);
     await this.pool.query("DELETE FROM federation_kv WHERE key = $1", [k]);
     this.forget(k);
+  }
+
+  /** A write of `key` other than a carried one: what the scope read or deferred of it is void. */
+  private unCarry(key: string): void {
+    const scope = carried.getStore();
+    scope?.read.delete(key);
+    scope?.written.delete(key);
   }
 
   private forget(key: string): void {
@@ -112,6 +163,7 @@ export class PostgresKvStore implements KvStore {
    */
   async cas(key: KvKey, expectedValue: unknown, newValue: unknown, options?: KvStoreSetOptions): Promise<boolean> {
     const k = encodeKey(key);
+    this.unCarry(k);
     this.forget(k);
     let swapped: number | null;
     if (expectedValue === undefined && newValue === undefined) {

@@ -17,6 +17,10 @@
 // ParallelMessageQueue, whose handler returns before the message is handled, a message would be
 // deleted before it is handled and its ordering key no longer kept.
 //
+// A worker's claim writes the done of the message it handled before, and reads the key-value
+// entries the message it claims names (a received activity's idempotence record), which its done
+// writes: one statement a message (claim()).
+//
 // Workers wake on NOTIFY (an enqueue; a keyed message done), at the earliest future run_at they
 // know of (delays, retries, leases), and every poll interval (a missed notification).
 //
@@ -36,6 +40,7 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { Listener } from "../db/listener.ts";
 import { RepeatedFailure } from "../log.ts";
+import { type CarriedEntries, carryingEntries } from "./kv-store.ts";
 
 const CHANNEL = "murmur_federation_queued";
 
@@ -101,6 +106,8 @@ interface Claimed {
   ordering_key: string | null;
   attempts: number;
   claim: string;
+  /** What its handler reads and writes of the key-value store, carried by the claim and the done. */
+  carried: CarriedEntries;
 }
 
 export class PostgresMessageQueue implements MessageQueue {
@@ -286,19 +293,23 @@ export class PostgresMessageQueue implements MessageQueue {
     wakeup: Wakeup,
     signal: AbortSignal | undefined,
   ): Promise<void> {
+    // Handled, its done not written yet: written by the next claim's statement.
+    let finished: Claimed | undefined;
     while (!signal?.aborted) {
       const seen = wakeup.generation;
       let claimed: Claimed | undefined;
       try {
-        claimed = await this.claim();
+        claimed = await this.claim(finished);
         if (!claimed) {
           const next = await this.nextDueInMs();
           if (next !== undefined) wakeup.in(next);
         }
         this.failures.succeeded();
       } catch (err) {
+        // A done not written: its lease lapses and it is handled again (at least once).
         this.failures.failed(err);
       }
+      finished = undefined;
       if (!claimed) {
         await wakeup.wait(seen, signal);
         continue;
@@ -307,8 +318,9 @@ export class PostgresMessageQueue implements MessageQueue {
         await this.release(claimed).catch(() => {});
         return;
       }
-      await this.handle(claimed, handler);
+      if (await this.handle(claimed, handler)) finished = claimed;
     }
+    if (finished) await this.done(finished).catch((err) => this.failures.failed(err));
   }
 
   /**
@@ -317,11 +329,21 @@ export class PostgresMessageQueue implements MessageQueue {
    * them is let go: done()), or else until its lease lapses. Unparked, the 500 deliveries of one
    * note to a server without a shared inbox were each looked at and passed over by every claim
    * while the first was handled: 76 ms a claim with 10,000 queued for a dead server (bench/README.md).
+   *
+   * The same statement writes the done of the message this worker handled before (`finished`), and
+   * reads the key-value entries the claimed message names (`carriedReads`: its idempotence record,
+   * src/federation/inbox.ts): one statement a received activity rather than three (bench/README.md,
+   * "Federation at scale"). It sees the queue as it was before that done: a message the done lets go
+   * is claimed by the next claim, not by this one.
    */
-  private async claim(): Promise<Claimed | undefined> {
+  private async claim(finished?: Claimed): Promise<Claimed | undefined> {
     const claim = `${this.worker}:${randomUUID()}`;
-    const { rows } = await this.pool.query<Omit<Claimed, "claim">>(
-      `WITH claimed AS (
+    const done = finished ? this.doneStatement(finished, 4) : undefined;
+    const { rows } = await this.pool.query<
+      Omit<Claimed, "claim" | "carried"> & { known: Record<string, unknown> | null }
+    >(
+      `WITH ${done ? `${done.ctes},` : ""}
+       claimed AS (
          UPDATE federation_messages
          SET claimed_by = $2, attempts = attempts + 1, parked = false,
              run_at = now() + make_interval(secs => $3)
@@ -341,10 +363,28 @@ export class PostgresMessageQueue implements MessageQueue {
          FROM claimed
          WHERE p.queue = $1 AND p.ordering_key = claimed.ordering_key AND p.run_at <= now()
            AND p.id > claimed.id)
-       SELECT id, message, ordering_key, attempts FROM claimed`,
-      [this.name, claim, this.settings.leaseMs / 1000],
+       SELECT id, message, ordering_key, attempts,
+              (SELECT jsonb_object_agg(k.key, k.value) FROM federation_kv k
+               WHERE jsonb_typeof(claimed.message->'carriedReads') = 'array'
+                 AND k.key IN (SELECT jsonb_array_elements_text(claimed.message->'carriedReads'))
+                 AND (k.expires_at IS NULL OR k.expires_at > now())) AS known
+       FROM claimed`,
+      [this.name, claim, this.settings.leaseMs / 1000, ...(done?.values ?? [])],
     );
-    return rows[0] && { ...rows[0], claim };
+    const row = rows[0];
+    if (!row) return undefined;
+    const read = new Map<string, unknown>();
+    const names = (row.message as { carriedReads?: unknown } | null)?.carriedReads;
+    if (Array.isArray(names))
+      for (const key of names) if (typeof key === "string") read.set(key, row.known?.[key] ?? undefined);
+    return {
+      id: row.id,
+      message: row.message,
+      ordering_key: row.ordering_key,
+      attempts: row.attempts,
+      claim,
+      carried: { open: true, read, written: new Map() },
+    };
   }
 
   /**
@@ -361,7 +401,8 @@ export class PostgresMessageQueue implements MessageQueue {
     return ms == null || ms >= this.settings.pollMs ? undefined : ms;
   }
 
-  private async handle(claimed: Claimed, handler: (message: unknown) => Promise<void> | void): Promise<void> {
+  /** Runs the message's handler; true when it succeeded and its done is still to be written. */
+  private async handle(claimed: Claimed, handler: (message: unknown) => Promise<void> | void): Promise<boolean> {
     const { leaseMs, handlerTimeoutMs } = this.settings;
     const renewal = setInterval(() => {
       // What it parked waits as long.
@@ -380,40 +421,66 @@ export class PostgresMessageQueue implements MessageQueue {
     renewal.unref();
     let failure: unknown;
     try {
-      await withTimeout(() => handler(claimed.message), handlerTimeoutMs);
+      await withTimeout(() => carryingEntries(claimed.carried, () => handler(claimed.message)), handlerTimeoutMs);
     } catch (err) {
       failure = err;
     } finally {
       clearInterval(renewal);
+      // A handler still running (timed out) writes the store itself from now on.
+      claimed.carried.open = false;
     }
+    if (failure === undefined) return true;
     try {
-      if (failure === undefined) await this.done(claimed);
-      else await this.failed(claimed, failure);
+      await this.failed(claimed, failure);
     } catch (err) {
       // Its lease lapses and it is handled again: at least once.
       this.failures.failed(err);
     }
+    return false;
   }
 
   /**
-   * Deletes a handled message; a keyed one's first parked successor is let go, and announced. A key
-   * with nothing parked behind it (a received activity's, keyed by its id, all but always) is not
-   * announced: every instance's workers woke to it, for nothing.
+   * The done of a handled message, as common table expressions whose parameters are numbered from
+   * `from`: it is deleted and the idempotence records its handler set are written (with it, or not
+   * at all); a keyed one's first parked successor is let go, and announced. A key with nothing parked
+   * behind it (a received activity's, keyed by its id, all but always) is not announced: every
+   * instance's workers woke to it, for nothing.
    */
-  private async done(claimed: Claimed): Promise<void> {
-    await this.pool.query(
-      `WITH handled AS (DELETE FROM federation_messages WHERE id = $1 AND claimed_by = $2 RETURNING ordering_key),
+  private doneStatement(claimed: Claimed, from: number): { ctes: string; values: unknown[] } {
+    const $ = (n: number) => `$${from + n}`;
+    const written = [...claimed.carried.written];
+    return {
+      ctes: `handled AS (
+         DELETE FROM federation_messages WHERE id = ${$(0)} AND claimed_by = ${$(1)} RETURNING ordering_key),
        next AS (
          UPDATE federation_messages SET parked = false, run_at = now()
          WHERE id = (
            SELECT p.id FROM federation_messages p
-           WHERE p.queue = $4 AND p.ordering_key = (SELECT ordering_key FROM handled) AND p.parked
+           WHERE p.queue = ${$(2)} AND p.ordering_key = (SELECT ordering_key FROM handled) AND p.parked
            ORDER BY p.queue, p.ordering_key, p.id
            LIMIT 1)
-         RETURNING id)
-       SELECT pg_notify('${CHANNEL}', $3) FROM next`,
-      [claimed.id, claimed.claim, `0:${this.name}`, this.name],
-    );
+         RETURNING pg_notify('${CHANNEL}', ${$(3)})),
+       recorded AS (
+         INSERT INTO federation_kv (key, value, expires_at)
+         SELECT w.key, w.value, now() + w.ttl::interval
+         FROM unnest(${$(4)}::text[], ${$(5)}::jsonb[], ${$(6)}::text[]) AS w (key, value, ttl)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at)`,
+      values: [
+        claimed.id,
+        claimed.claim,
+        this.name,
+        `0:${this.name}`,
+        written.map(([key]) => key),
+        written.map(([, entry]) => entry.value),
+        written.map(([, entry]) => entry.ttl),
+      ],
+    };
+  }
+
+  /** Writes the done of a handled message (doneStatement) alone. */
+  private async done(claimed: Claimed): Promise<void> {
+    const { ctes, values } = this.doneStatement(claimed, 1);
+    await this.pool.query(`WITH ${ctes} SELECT 1`, values);
   }
 
   private async failed(claimed: Claimed, err: unknown): Promise<void> {
@@ -425,6 +492,17 @@ export class PostgresMessageQueue implements MessageQueue {
       );
       await this.done(claimed);
       return;
+    }
+    // Records its handler set before failing are kept, as they would have been written unqueued.
+    if (claimed.carried.written.size > 0) {
+      const written = [...claimed.carried.written];
+      await this.pool.query(
+        `INSERT INTO federation_kv (key, value, expires_at)
+         SELECT w.key, w.value, now() + w.ttl::interval
+         FROM unnest($1::text[], $2::jsonb[], $3::text[]) AS w (key, value, ttl)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
+        [written.map(([key]) => key), written.map(([, entry]) => entry.value), written.map(([, entry]) => entry.ttl)],
+      );
     }
     const delayMs = Math.min(maxRetryMs, retryMs * 2 ** (claimed.attempts - 1));
     this.log.warn(
