@@ -21,6 +21,7 @@ import { contextsBoundedPerHost } from "./context-hosts.ts";
 import type { FederationData } from "./data.ts";
 import { deliveryOptions, GuardedQueue } from "./delivery.ts";
 import { safeDocumentLoader } from "./document-loader.ts";
+import { expandOnce } from "./expanded-once.ts";
 import { DeliveryRecorder } from "./hosts.ts";
 import { ActivityKeyedQueue, listenToInbox } from "./inbox.ts";
 import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
@@ -68,8 +69,10 @@ export function createMurmurFederation(
 ): Federation<FederationData> {
   const { config } = services;
   const keys = actorKeysOf(services.db);
-  // Remote keys kept by the store parsed once (src/federation/parsed-keys.ts).
+  // Remote keys kept by the store parsed once (src/federation/parsed-keys.ts), and JSON-LD
+  // documents expanded once (src/federation/expanded-once.ts).
   parseKeysOnce();
+  expandOnce();
   const kv = stores.kv ?? new MemoryKvStore();
   const queue = stores.queue ?? new InProcessMessageQueue();
   // Every fetch goes through Murmur's guarded loaders (src/federation/document-loader.ts); Fedify
