@@ -1,6 +1,6 @@
 // The bare baseline: Fastify and node-postgres running exactly the SQL statements one home
 // timeline page of Murmur sends (captured from Prisma, passed in a JSON file), no more.
-// Run as its own process by bench/run.ts: `node --import tsx bench/bare.ts <statements.json> <port>`.
+// Run as its own process (bench/server.ts startBareServer): `node --import tsx bench/bare.ts <statements.json>`.
 import fs from "node:fs";
 import Fastify from "fastify";
 import pg from "pg";
@@ -10,7 +10,7 @@ interface Statements {
   statements: { query: string; params: unknown[] }[];
 }
 
-const [file, port] = process.argv.slice(2);
+const [file] = process.argv.slice(2);
 const { databaseUrl, statements } = JSON.parse(fs.readFileSync(file, "utf8")) as Statements;
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
 const app = Fastify();
@@ -21,7 +21,7 @@ app.get("/", async () => {
   for (const statement of named) results.push((await pool.query(statement)).rows);
   return results;
 });
-await app.listen({ port: Number(port), host: "127.0.0.1" });
+await app.listen({ port: 0, host: "127.0.0.1" });
 // Ended by SIGTERM: leaving through exit lets --cpu-prof (BENCH_NODE_ARGS) write its profile.
 process.on("SIGTERM", () => process.exit(0));
-console.log("ready");
+console.log(`ready ${(app.server.address() as { port: number }).port}`);

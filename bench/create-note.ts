@@ -4,8 +4,6 @@
 // EXPLAIN (ANALYZE, BUFFERS) of those statements (rolled back), whose trigger lines give each
 // trigger's time; with `triggerCosts`, the bare handler's rate with each trigger on the path
 // disabled in turn (on the bench's own database only: it alters the tables).
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -13,6 +11,7 @@ import type { Context, Services } from "../src/domain/context.ts";
 import { createNote } from "../src/domain/notes/service.ts";
 import type { CapturedWrite } from "./bare-write.ts";
 import { type Load, load } from "./load.ts";
+import { startBareServer } from "./server.ts";
 import type { SqlProbe } from "./sql.ts";
 
 export const CREATE_NOTE_BODY = { content: "benchmark note @seed3" };
@@ -78,18 +77,11 @@ export async function benchCreateNote(options: {
   const bare = async (name: string, write: CapturedWrite) => {
     const file = path.join(options.dataDir, `${name}-write.json`);
     fs.writeFileSync(file, JSON.stringify(write));
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "bare-write.ts"), file], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const exited = once(child, "exit").then(() => undefined);
-    const started = await Promise.race([once(child.stdout!, "data"), exited]);
-    if (!started) throw new Error("the bare write server did not start");
-    const [ready] = started as [Buffer];
-    const port = Number(/ready (\d+)/.exec(ready.toString())?.[1]);
+    const { port, stop } = await startBareServer("bare-write.ts", file);
     // 32 connections, as the token lists give Murmur's runs: the bare server gives each its author.
     const run = () => load(`http://127.0.0.1:${port}/`, { method: "POST", body: "{}" });
     await run();
-    return { run, stop: () => child.kill("SIGTERM") };
+    return { run, stop };
   };
   const murmur = {
     oneAccount: () =>

@@ -7,8 +7,6 @@
 // bookmark still send).
 // `npm run bench -- --only get-note` runs this alone on a database of its own (BENCH_NOTES,
 // BENCH_ACCOUNTS size it as for the whole bench).
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -19,7 +17,7 @@ import type { RouteContext } from "../src/rest/route.ts";
 import { noteRoutes } from "../src/rest/routes/notes.ts";
 import { closeServices } from "../src/services.ts";
 import { cpuMicros, type Load, load } from "./load.ts";
-import { benchServices, startBenchServer } from "./server.ts";
+import { benchServices, startBareServer, startBenchServer } from "./server.ts";
 import { SqlProbe, type Statement } from "./sql.ts";
 
 /** One statement and what it costs alone: round trip on one connection, and PostgreSQL's own times. */
@@ -116,24 +114,10 @@ async function costs(databaseUrl: string, statements: Statement[]): Promise<Stat
 async function startBare(dataDir: string, databaseUrl: string, name: string, statements: Statement[]) {
   const file = path.join(dataDir, `${name}-statements.json`);
   fs.writeFileSync(file, JSON.stringify({ databaseUrl, statements }));
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(
-    process.execPath,
-    [
-      // BENCH_NODE_ARGS profiles the bare handler as it does the server (bench/server.ts).
-      ...(process.env.BENCH_NODE_ARGS?.split(" ") ?? []),
-      "--import",
-      "tsx",
-      path.join(import.meta.dirname, "bare.ts"),
-      file,
-      String(port),
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  await once(child.stdout!, "data");
-  const run = () => measured(child.pid ?? 0, () => load(`http://127.0.0.1:${port}/`));
+  const { port, pid, stop } = await startBareServer("bare.ts", file);
+  const run = () => measured(pid, () => load(`http://127.0.0.1:${port}/`));
   await run(); // warm: each pooled connection prepares the statements
-  return { run, stop: () => child.kill("SIGTERM") };
+  return { run, stop };
 }
 
 /**

@@ -1,8 +1,6 @@
 // `npm run bench [-- --explain]`: Murmur on a seeded database of its own, driven by autocannon
 // at 32 connections; one table, also written to bench/results.json. Figures, never assertions.
 // BENCH_ACCOUNTS (default 10,000) and BENCH_NOTES (default 1,000,000) size the data.
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -26,7 +24,7 @@ import { type Load, load } from "./load.ts";
 import { benchLoginBurst } from "./login-burst.ts";
 import { benchSearch, KEYWORD, OTHER_KEYWORD } from "./search.ts";
 import { benchSerialise } from "./serialise.ts";
-import { benchServices, startBenchServer } from "./server.ts";
+import { benchServices, startBareServer, startBenchServer } from "./server.ts";
 import { SqlProbe } from "./sql.ts";
 import { benchUpload } from "./upload.ts";
 
@@ -224,18 +222,10 @@ try {
     const file = path.join(server.dataDir, `${name}-statements.json`);
     const statements = await probe.statements(page);
     fs.writeFileSync(file, JSON.stringify({ databaseUrl: server.databaseUrl, statements }));
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", path.join(import.meta.dirname, "bare.ts"), file, String(port)],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
-    await once(child.stdout!, "data");
+    const { port, stop } = await startBareServer("bare.ts", file);
     const run = () => load(`http://127.0.0.1:${port}/`);
     await run();
-    return { run, stop: () => child.kill("SIGTERM") };
+    return { run, stop };
   };
   const bare = await bareOf("home", pages["home timeline"].page);
   const bareNoteViews = await bareOf("home-noteviews", (ctx) => timeline(ctx, "home", {}));

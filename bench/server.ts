@@ -1,6 +1,6 @@
 // Starts Murmur as a child process for a benchmark (embedded PostgreSQL in a temporary folder
 // unless DATABASE_URL is set) and gives a logged-in account on it.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import fs from "node:fs";
@@ -83,7 +83,7 @@ export async function startBenchServer(
     databaseUrl?: string;
     /** The account the server makes and logs in. */
     name?: string;
-    /** As `npm start` runs it (dist/, MALLOC_ARENA_MAX=2), not through tsx. */
+    /** As `npm start` runs it (dist/, MALLOC_ARENA_MAX=2), the default; false: through tsx. */
     compiled?: boolean;
   } = {},
 ): Promise<BenchServer> {
@@ -99,8 +99,11 @@ export async function startBenchServer(
   }
   const port = await freePort();
   const spawned = performance.now();
-  // BENCH_COMPILED=1: every bench server as npm start runs it (dist/), not only the idle one.
-  const compiled = options.compiled ?? process.env.BENCH_COMPILED === "1";
+  // Every bench server runs as npm start runs it (dist/, built first when src/ changed): what is
+  // measured is what operators run. BENCH_COMPILED=0 runs them through tsx (profiles then name
+  // the TypeScript sources), which costs each request more (esbuild's helpers, the loader).
+  const compiled = options.compiled ?? process.env.BENCH_COMPILED !== "0";
+  if (compiled) ensureBuilt();
   const args = compiled ? [path.join(ROOT, "dist/main.js")] : ["--import", "tsx", path.join(ROOT, "src/main.ts")];
   // Flags for the server's node, e.g. BENCH_NODE_ARGS=--cpu-prof to profile it (NODE_OPTIONS refuses that one).
   if (process.env.BENCH_NODE_ARGS) args.unshift(...process.env.BENCH_NODE_ARGS.split(" "));
@@ -189,4 +192,40 @@ export function benchServices(server: BenchServer): Promise<AppServices> {
     TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY,
   });
   return createServices(config, server.databaseUrl, createLogger("silent"));
+}
+
+let built = false;
+
+/** dist/ current with src/ (scripts/build.mjs --if-stale), once per bench process. */
+function ensureBuilt(): void {
+  if (built) return;
+  execFileSync(process.execPath, [path.join(ROOT, "scripts/build.mjs"), "--if-stale"], { stdio: "inherit" });
+  built = true;
+}
+
+/**
+ * A bare baseline server (bench/bare.ts, bench/bare-write.ts) on a port the system picks (a random
+ * one had met another process's), with its statements in `file`; profiled as the servers are
+ * (BENCH_NODE_ARGS). Resolves once it says it is ready.
+ */
+export async function startBareServer(
+  script: "bare.ts" | "bare-write.ts",
+  file: string,
+): Promise<{ port: number; pid: number; stop(): void }> {
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_NODE_ARGS?.split(" ") ?? []),
+      "--import",
+      "tsx",
+      path.join(import.meta.dirname, script),
+      file,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const exited = once(child, "exit").then(() => undefined);
+  const started = await Promise.race([once(child.stdout!, "data"), exited]);
+  if (!started) throw new Error(`the bare server (${script}) did not start`);
+  const port = Number(/ready (\d+)/.exec(String(started[0]))?.[1]);
+  return { port, pid: child.pid ?? 0, stop: () => child.kill("SIGTERM") };
 }
