@@ -4,7 +4,7 @@
 // RSS is read before and after the streams open (idle); the global timeline's throughput is
 // measured meanwhile, beside the same measure with no stream open.
 import fs from "node:fs";
-import http from "node:http";
+import net from "node:net";
 import type { Services } from "../src/domain/context.ts";
 import { load } from "./load.ts";
 
@@ -32,7 +32,18 @@ export interface LiveFigures {
    * what the streams cost, which a shared machine's noise moves far less than latencies) and the
    * delivery p50 and p99.
    */
-  unloaded?: { serverCpuPercent: number; latencyP50: number; latencyP99: number };
+  unloaded?: { serverCpuPercent: number; latencyP50: number; latencyP99: number; cpu?: Phase["cpu"] };
+  /**
+   * With BENCH_LIVE_CONTROLS=1, the global timeline under the same load alone, while the author
+   * posts with no stream open, with the streams open and nothing posted, and beside both: its
+   * req/s and the CPU (% of one core) of the server, PostgreSQL and this process meanwhile.
+   */
+  controls?: Record<"alone" | "postingOnly" | "streamsIdle" | "both", Phase>;
+}
+
+interface Phase {
+  reqPerSec: number;
+  cpu: { server: number; postgres: number; bench: number };
 }
 
 /** A process's CPU time so far, in ms (Linux: /proc, in clock ticks of 10 ms); NaN elsewhere. */
@@ -45,34 +56,126 @@ function cpuMs(pid: number): number {
   }
 }
 
-const NOTE_ID = "event: note\nid: ";
+/**
+ * CPU of the PostgreSQL instance of `db`, in ms: its postmaster's, its live processes' and what the
+ * postmaster reaped of those that ended (as bench/federation-scale.ts counts it).
+ */
+async function postgresCpuMs(db: Services["db"]): Promise<number> {
+  const [{ pid }] = await db.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+  const stat = (p: number) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
+    } catch {
+      return undefined;
+    }
+  };
+  const postmaster = Number(stat(pid)?.[1]);
+  const own = stat(postmaster);
+  if (!own) return Number.NaN;
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = stat(Number(entry));
+    if (fields && Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
+}
 
-/** Opens a stream and calls `heard(id)` with each note event's id. */
-function subscribe(url: string, token: string, heard: (id: string) => void): Promise<http.ClientRequest> {
+/** `work`'s figure, with the CPU of the server, PostgreSQL and this process meanwhile (% of one core). */
+async function measured(
+  db: Services["db"],
+  serverPid: number | undefined,
+  work: () => Promise<number>,
+): Promise<Phase> {
+  const cpu = async () => ({
+    server: serverPid === undefined ? Number.NaN : cpuMs(serverPid),
+    postgres: await postgresCpuMs(db),
+    bench: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
+  });
+  const [before, started] = [await cpu(), performance.now()];
+  const reqPerSec = await work();
+  const [after, elapsed] = [await cpu(), performance.now() - started];
+  const percent = (k: keyof Phase["cpu"]) => Math.round(((after[k] - before[k]) / elapsed) * 100);
+  return { reqPerSec, cpu: { server: percent("server"), postgres: percent("postgres"), bench: percent("bench") } };
+}
+
+const NOTE_ID = Buffer.from("event: note\nid: ");
+/** Bytes of an id's line after NOTE_ID, at most: its digits and the newline. */
+const ID_LINE = 24;
+const HEAD_END = Buffer.from("\r\n\r\n");
+
+/**
+ * A stream's bytes as they come, in pieces cut anywhere, to `heard(id)` with each note event's
+ * id, found by its `event: note\nid: ` line: a frame is one chunk of the chunked answer, so chunk
+ * sizes never cut one. Read as bytes, not decoded: a parser per stream, or even a string, would
+ * cost this process (beside the server, on the same cores) more than the server spends sending.
+ */
+export function noteIds(heard: (id: string) => void): (piece: Buffer) => void {
+  /** The end of the last piece, where an id's line may have begun (a copy: pieces' memory is reused). */
+  let rest: Buffer | undefined;
+  return (piece) => {
+    const data = rest ? Buffer.concat([rest, piece]) : piece;
+    rest = undefined;
+    let from = 0;
+    let at = data.indexOf(NOTE_ID);
+    while (at !== -1) {
+      const lineEnd = data.indexOf(10, at + NOTE_ID.length);
+      if (lineEnd === -1) break;
+      heard(data.toString("latin1", at + NOTE_ID.length, lineEnd));
+      from = lineEnd + 1;
+      at = data.indexOf(NOTE_ID, from);
+    }
+    const tail = Math.max(from, data.length - NOTE_ID.length - ID_LINE);
+    if (tail < data.length) rest = Buffer.from(data.subarray(tail));
+  };
+}
+
+/** What every stream's socket reads into, in turn: each read is scanned before the next. */
+const READ_BUFFER = Buffer.allocUnsafe(256 * 1024);
+
+/**
+ * Opens a stream and calls `heard(id)` with each note event's id. A bare socket (HTTP/1.1 by
+ * hand): Node's HTTP client would parse and re-emit every chunk through streams, and its reads
+ * cost more than the socket's own; `onread` hands each read to `noteIds` as it lands.
+ */
+function subscribe(url: string, token: string, heard: (id: string) => void): Promise<net.Socket> {
+  const { hostname, port, pathname } = new URL(url);
   return new Promise((resolve, reject) => {
-    const request = http.get(url, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
-    request.on("response", (response) => {
-      if (response.statusCode !== 200) reject(new Error(`stream refused: ${response.statusCode}`));
-      // The ids of note events, found by their `event: note\nid: ` lines: a full parser per
-      // stream would cost this process more than the server spends sending.
-      let rest = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => {
-        const text = rest + chunk;
-        let at = text.indexOf(NOTE_ID);
-        let end = 0;
-        while (at !== -1) {
-          const lineEnd = text.indexOf("\n", at + NOTE_ID.length);
-          if (lineEnd === -1) break;
-          heard(text.slice(at + NOTE_ID.length, lineEnd));
-          end = lineEnd;
-          at = text.indexOf(NOTE_ID, lineEnd);
-        }
-        rest = text.slice(Math.max(end, text.length - NOTE_ID.length - 24));
-      });
-      resolve(request);
+    let head: Buffer | undefined = Buffer.alloc(0);
+    const body = noteIds(heard);
+    const socket = net.connect({
+      host: hostname,
+      port: Number(port),
+      onread: {
+        buffer: READ_BUFFER,
+        callback: (size) => {
+          const data = READ_BUFFER.subarray(0, size);
+          if (!head) {
+            body(data);
+            return true;
+          }
+          head = Buffer.concat([head, data]);
+          const end = head.indexOf(HEAD_END);
+          if (end === -1) return true;
+          const status = head.toString("latin1", 0, head.indexOf("\r\n"));
+          const rest = head.subarray(end + HEAD_END.length);
+          head = undefined;
+          if (!/^HTTP\/1\.1 200 /.test(status)) {
+            socket.destroy();
+            reject(new Error(`stream refused: ${status}`));
+            return false;
+          }
+          resolve(socket);
+          if (rest.length) body(rest);
+          return true;
+        },
+      },
     });
-    request.on("error", reject);
+    socket.write(
+      `GET ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\nauthorization: Bearer ${token}\r\n` +
+        "accept: text/event-stream\r\n\r\n",
+    );
+    socket.on("error", reject);
   });
 }
 
@@ -112,7 +215,7 @@ export async function benchLive(
   };
   const tokens = await Promise.all(Array.from({ length: FOLLOWERS }, (_, k) => token(k + 1)));
   const openAll = async (url: string) => {
-    const requests: http.ClientRequest[] = [];
+    const requests: net.Socket[] = [];
     for (const path of ["/streaming/home", "/streaming/global"]) {
       for (let k = 0; k < FOLLOWERS; k += 50) {
         const batch = tokens.slice(k, k + 50).map((t) => subscribe(`${url}${path}`, t, heard));
@@ -121,25 +224,6 @@ export async function benchLive(
     }
     return requests;
   };
-
-  // Memory per idle stream: servers of their own, started alike, read after a rest: one with the
-  // streams open, one that opened as many and closed them, one that opened none. (On one server
-  // read before and after, the garbage of what it did before was collected in between and hid
-  // the streams' share.) Held against the one that opened none, the figure is mostly what the
-  // openings grew V8's heap by (its young generation, the requests' garbage), which it keeps
-  // whether the streams stay open or not: against the one that closed them, what holding costs.
-  const [holding, served, empty] = await Promise.all([freshServer(), freshServer(), freshServer()]);
-  const idleStreams = await openAll(holding.url);
-  for (const request of await openAll(served.url)) request.destroy();
-  await new Promise((resolve) => setTimeout(resolve, 8_000));
-  const perStreamKb = (mb: number) => Math.round((mb * 1024) / idleStreams.length);
-  const rssPerIdleStreamKb = perStreamKb(holding.rssMb() - served.rssMb());
-  const rssPerOpeningKb = perStreamKb(holding.rssMb() - empty.rssMb());
-  for (const request of idleStreams) request.destroy();
-  await Promise.all([holding.stop(), served.stop(), empty.stop()]);
-
-  const requests = await openAll(serverUrl);
-  await new Promise((resolve) => setTimeout(resolve, 2_000));
 
   // The author posts at 50 notes/s for `seconds`.
   const post = async (seconds: number, answered: Map<string, number>) => {
@@ -173,22 +257,59 @@ export async function benchLive(
     return { delivered: latencies.length, p50: at(0.5), p99: at(0.99) };
   };
 
+  const controlled = process.env.BENCH_LIVE_CONTROLS === "1";
+  const timelineLoad = async () => (await load(timelineUrl, { token: viewerToken, duration: SECONDS - 2 })).reqPerSec;
+  // The load's CPU is counted over the load alone, while the author posts (or not).
+  const beside = async (posting: boolean, answered = new Map<string, number>()) => {
+    const posts = posting ? post(SECONDS, answered) : undefined;
+    const phase = await measured(db, serverPid, timelineLoad);
+    await posts;
+    return phase;
+  };
+  const controls: Partial<NonNullable<LiveFigures["controls"]>> = {};
+  if (controlled) {
+    controls.alone = await beside(false);
+    controls.postingOnly = await beside(true);
+  }
+
+  // Memory per idle stream: servers of their own, started alike, read after a rest: one with the
+  // streams open, one that opened as many and closed them, one that opened none. (On one server
+  // read before and after, the garbage of what it did before was collected in between and hid
+  // the streams' share.) Held against the one that opened none, the figure is mostly what the
+  // openings grew V8's heap by (its young generation, the requests' garbage), which it keeps
+  // whether the streams stay open or not: against the one that closed them, what holding costs.
+  const [holding, served, empty] = await Promise.all([freshServer(), freshServer(), freshServer()]);
+  const idleStreams = await openAll(holding.url);
+  for (const request of await openAll(served.url)) request.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 8_000));
+  const perStreamKb = (mb: number) => Math.round((mb * 1024) / idleStreams.length);
+  const rssPerIdleStreamKb = perStreamKb(holding.rssMb() - served.rssMb());
+  const rssPerOpeningKb = perStreamKb(holding.rssMb() - empty.rssMb());
+  for (const request of idleStreams) request.destroy();
+  await Promise.all([holding.stop(), served.stop(), empty.stop()]);
+
+  const requests = await openAll(serverUrl);
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  if (controlled) controls.streamsIdle = await beside(false);
+
   let unloaded: LiveFigures["unloaded"];
   if (serverPid !== undefined) {
     const alone = new Map<string, number>();
-    const [cpuBefore, startedAt] = [cpuMs(serverPid), performance.now()];
-    await post(UNLOADED_SECONDS, alone);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const serverCpuPercent = Math.round(((cpuMs(serverPid) - cpuBefore) / (performance.now() - startedAt)) * 100);
+    const phase = await measured(db, serverPid, async () => {
+      await post(UNLOADED_SECONDS, alone);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return 0;
+    });
+    const serverCpuPercent = phase.cpu.server;
     const { p50, p99 } = latenciesOf(alone);
     unloaded = { serverCpuPercent, latencyP50: p50, latencyP99: p99 };
+    if (controlled) unloaded.cpu = phase.cpu;
   }
 
   // Then while the global timeline is loaded.
   const answered = new Map<string, number>();
-  const posting = post(SECONDS, answered);
-  const withStreams = (await load(timelineUrl, { token: viewerToken, duration: SECONDS - 2 })).reqPerSec;
-  await posting;
+  const both = await beside(true, answered);
+  const withStreams = both.reqPerSec;
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   for (const request of requests) request.destroy();
 
@@ -204,5 +325,6 @@ export async function benchLive(
     rssPerOpeningKb,
     globalTimeline: { quiet, withStreams },
     unloaded,
+    controls: controlled ? ({ ...controls, both } as LiveFigures["controls"]) : undefined,
   };
 }
