@@ -10,7 +10,9 @@
 //   hands it on unchanged), is answered what it was then;
 // - a node object that an expansion answered (expanded form, which expansion leaves as it is) is
 //   answered itself.
-// Every answer is a copy (callers change what they are given: Fedify deletes `@type`).
+// Every answer's nodes are copies of the nodes it knows (Fedify's parse deletes the `@type` of the
+// node it is given); what they hold is shared: neither the parse nor jsonld.js changes it. A deep
+// copy of every answer cost more than the expansions it saved (bench/README.md).
 import jsonld from "@fedify/vocab-runtime/jsonld";
 
 type Expand = typeof jsonld.expand;
@@ -37,7 +39,7 @@ export function expandOnce(): void {
     const loader = options?.documentLoader;
     let known = expandedOf.get(input);
     if (!known || known.loader !== loader) {
-      known = { loader, answer: expand(input as Parameters<Expand>[0], options) };
+      known = { loader, answer: expand(input as Parameters<Expand>[0], options).then(remembered) };
       expandedOf.set(input, known);
       const forgotten = known;
       // A failure is not kept: asked again, it is tried again.
@@ -45,7 +47,7 @@ export function expandOnce(): void {
         if (expandedOf.get(input) === forgotten) expandedOf.delete(input);
       });
     }
-    return known.answer.then((answer) => copied(answer) as unknown[]);
+    return known.answer.then((answer) => answer.map(copied));
   }) as Expand;
 }
 
@@ -57,12 +59,23 @@ function fedifysOptions(options: ExpandOptions | undefined): boolean {
   return true;
 }
 
-/** A deep copy of JSON `value`, its objects remembered as answered. */
+/** An expansion's answer with every object in it remembered as answered. */
+function remembered(answer: unknown[]): unknown[] {
+  const remember = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(remember);
+    else if (typeof value === "object" && value !== null) {
+      answered.add(value);
+      for (const inner of Object.values(value)) remember(inner);
+    }
+  };
+  remember(answer);
+  return answer;
+}
+
+/** A copy of node `value` (what it holds shared), remembered as answered. */
 function copied(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(copied);
-  if (typeof value !== "object" || value === null) return value;
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) copy[key] = copied((value as Record<string, unknown>)[key]);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const copy = { ...value };
   answered.add(copy);
   return copy;
 }
