@@ -2,10 +2,9 @@
 // a word in one note of 350, PostgreSQL read each of its 2,900 matches at 1M notes (5.5 of a
 // search's 8 ms) to keep the newest 100. Once a search has seen where its page began, the next one
 // of the same text asks the notes past that point (and a little before) first, and the older ones
-// only if those fall short of a page (one statement, UNION ALL: the second part is never run when
-// the first gives a page); the primary key then narrows the trigram index's matches before the
-// notes are read. A hint, per process, and only where it pays (a page out of many matches); the
-// notes found are the same either way (test/search-window.test.ts).
+// only if those fall short of a page; the primary key then narrows the trigram index's matches
+// before the notes are read. A hint, per process, and only where it pays (a page out of many
+// matches); the notes found are the same either way (test/search-window.test.ts).
 
 /** How many matches past a page's worth make a window worth asking (fewer: all are read anyway). */
 const WORTH = 4;
