@@ -13,7 +13,7 @@ import { sendError } from "./http/errors.ts";
 import { InFlight } from "./http/in-flight.ts";
 import { JSON_BODY_LIMIT } from "./http/limits.ts";
 import { registerRateLimits } from "./http/rate-limits.ts";
-import { registerRequestLog, requestIdOf } from "./http/request-log.ts";
+import { registerRequestLog, requestIdOf, requestLogger } from "./http/request-log.ts";
 import { registerUnreadBodyDrain } from "./http/unread-body.ts";
 import { MethodIndex, mountRoutes } from "./rest/mount.ts";
 import { openApiDocument } from "./rest/openapi.ts";
@@ -28,6 +28,7 @@ export async function buildServer(services: AppServices): Promise<FastifyInstanc
     // itself, as requestIdHeader would take any value unchecked.
     requestIdHeader: false,
     genReqId: requestIdOf,
+    childLoggerFactory: requestLogger,
     // Off unless TRUST_PROXY says which proxies to believe: a client cannot name its own address.
     trustProxy: trustedProxies(services.config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 16_384 },

@@ -41,9 +41,13 @@ export interface ReadRouting {
 }
 
 /** After a request that may have written: its account's next reads, on any instance, see it. */
-export async function keepWrites(ctx: { replicas?: ReadRouting; readYourWrites?: { account?: bigint } }) {
+export function keepWrites(ctx: {
+  replicas?: ReadRouting;
+  readYourWrites?: { account?: bigint };
+}): Promise<void> | undefined {
   const account = ctx.readYourWrites?.account;
-  if (account !== undefined) await ctx.replicas?.wrote(account);
+  // Nothing to keep (a read, or no replicas): no promise for the caller to wait on.
+  return account === undefined ? undefined : ctx.replicas?.wrote(account);
 }
 
 interface Replica {

@@ -104,6 +104,11 @@ interface ClaimRow {
   orphaned: boolean;
 }
 
+/** Whether the request asks to be idempotent: an Idempotency-Key on a method that writes. */
+export function idempotencyAsked(request: FastifyRequest): boolean {
+  return request.headers["idempotency-key"] !== undefined && MUTATIONS.has(request.method);
+}
+
 /** Claims the request's Idempotency-Key, or answers what a first request with it answered. */
 export async function beginIdempotent(
   services: Services,
@@ -113,7 +118,7 @@ export async function beginIdempotent(
   body: unknown = request.body,
 ): Promise<Idempotency | undefined> {
   const header = request.headers["idempotency-key"];
-  if (header === undefined || !MUTATIONS.has(request.method)) return undefined;
+  if (header === undefined || !idempotencyAsked(request)) return undefined;
   const key = Array.isArray(header) ? header.join(",") : header;
   if (!KEY.test(key)) throw new DomainError("INVALID_REQUEST");
   const owner = caller.account ? `account:${caller.account.id}` : `ip:${request.ip}`;

@@ -10,7 +10,7 @@ import { DomainError } from "../domain/errors.ts";
 import { optionalAccount, requireAccount, requireModerator } from "../domain/sessions/caller.ts";
 import { callerOf } from "../http/caller.ts";
 import { answerFor, errorBody, sendError } from "../http/errors.ts";
-import { beginIdempotent, type Idempotency, replay } from "../http/idempotency.ts";
+import { beginIdempotent, type Idempotency, idempotencyAsked, replay } from "../http/idempotency.ts";
 import type { RateLimits } from "../http/rate-limits.ts";
 import type { AppServices } from "../services.ts";
 import { inlineJsonSchema } from "./openapi.ts";
@@ -100,12 +100,13 @@ function handlerOf(services: AppServices, r: Route) {
         const { fields, filename } = multipartBody;
         idempotent = await beginIdempotent(services, caller, request, { fields, filename, file: upload?.sha256 });
       } else {
-        idempotent = await beginIdempotent(services, caller, request);
+        // Most requests carry no key (and a GET never has one): no promise to wait for then.
+        if (idempotencyAsked(request)) idempotent = await beginIdempotent(services, caller, request);
         // A missing body reads as {}: "members that are sent are ignored" also covers none.
         if (!idempotent || !("replay" in idempotent)) body = parse(r.body, request.body ?? {}, "body");
       }
       if (idempotent && "replay" in idempotent) {
-        await upload?.discard();
+        if (upload) await upload.discard();
         return replay(reply, idempotent.replay);
       }
       const input = {
@@ -124,11 +125,12 @@ function handlerOf(services: AppServices, r: Route) {
       try {
         result = await r.run(ctx, input);
       } finally {
-        await keepWrites(ctx);
+        const kept = keepWrites(ctx);
+        if (kept) await kept;
       }
       refusePastTheEnd(r, input.query, result);
       const answer = r.reply(result, ctx);
-      await upload?.discard(); // a no-op once the upload became a drive file
+      if (upload) await upload.discard(); // a no-op once the upload became a drive file
       if (idempotent && "record" in idempotent) {
         await idempotent.record({
           status: answer.status,
@@ -141,7 +143,7 @@ function handlerOf(services: AppServices, r: Route) {
       return answer.body === undefined ? reply.send() : reply.send(answer.body);
     } catch (err) {
       // Nothing of a refused upload is left once the client has its answer.
-      await upload?.discard();
+      if (upload) await upload.discard();
       if (idempotent && "record" in idempotent) {
         const failure = answerFor(err, r.overrides);
         await idempotent

@@ -44,7 +44,11 @@ export function parseSigningKey(text: string): KeyObject {
 const VERIFIED_CACHE_SIZE = 10_000;
 
 export class TokenIssuer {
-  private readonly verified = new Map<string, { claims: TokenClaims; expiresAtMs: number }>();
+  /** By type, then by the token itself (a key made of both was a string built at every request). */
+  private readonly verified: Record<TokenType, Map<string, { claims: TokenClaims; expiresAtMs: number }>> = {
+    access: new Map(),
+    refresh: new Map(),
+  };
 
   private constructor(
     private readonly privateKey: SigningKey,
@@ -81,10 +85,10 @@ export class TokenIssuer {
    * expired one. `credentials` marks the error as one of the Authorization header (401).
    */
   async verify(token: string, type: TokenType, credentials: boolean): Promise<TokenClaims> {
-    const invalid = () => new DomainError("INVALID_TOKEN", { credentials });
-    const cacheKey = `${type} ${token}`;
-    const known = this.verified.get(cacheKey);
+    const verified = this.verified[type];
+    const known = verified.get(token);
     if (known && Date.now() < known.expiresAtMs) return known.claims;
+    const invalid = () => new DomainError("INVALID_TOKEN", { credentials });
     try {
       const { payload } = await jwtVerify(token, this.publicKey, { algorithms: ["EdDSA"] });
       if (payload.typ !== type || typeof payload.sub !== "string" || !/^[0-9]{1,20}$/.test(payload.sub)) {
@@ -99,8 +103,8 @@ export class TokenIssuer {
         issuedAt: new Date(typeof payload.ims === "number" ? payload.ims : payload.iat * 1000),
         expiresAt: new Date(payload.exp * 1000),
       };
-      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
-      this.verified.set(cacheKey, { claims, expiresAtMs: payload.exp * 1000 });
+      if (verified.size >= VERIFIED_CACHE_SIZE) verified.clear();
+      verified.set(token, { claims, expiresAtMs: payload.exp * 1000 });
       return claims;
     } catch (err) {
       if (err instanceof DomainError) throw err;
