@@ -25,11 +25,16 @@ export function callerOf(
 ): Promise<Caller> {
   let caller = resolved.get(request);
   if (!caller) {
-    caller = authenticate(services, credentials, request.ip).then((found) => {
-      logAccount(request, found.account?.id);
-      return found;
-    });
-    caller.catch(() => resolved.delete(request));
+    caller = authenticate(services, credentials, request.ip).then(
+      (found) => {
+        logAccount(request, found.account?.id);
+        return found;
+      },
+      (err) => {
+        resolved.delete(request);
+        throw err;
+      },
+    );
     resolved.set(request, caller);
   }
   return caller;
