@@ -28,10 +28,13 @@ class RequestLogger {
     private bindings: Bindings,
   ) {}
 
-  private write(level: Level, args: unknown[]): void {
-    if (!this.parent.isLevelEnabled(level)) return;
+  private made(): Logger {
     this.#made ??= this.parent.child(this.bindings);
-    (this.#made[level] as Write)(...args);
+    return this.#made;
+  }
+
+  private write(level: Level, args: unknown[]): void {
+    if (this.parent.isLevelEnabled(level)) (this.made()[level] as Write)(...args);
   }
 
   get level(): string {
@@ -62,8 +65,7 @@ class RequestLogger {
     else this.bindings = { ...this.bindings, ...bindings };
   }
   child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
-    this.#made ??= this.parent.child(this.bindings);
-    return this.#made.child(bindings, options);
+    return this.made().child(bindings, options);
   }
 }
 

@@ -73,11 +73,12 @@ export async function searchNotes<T = NoteView>(
   );
 }
 
-// Two statements: the search, planned for its pattern each time (src/db/client.ts), then the page
-// of what it found, a statement prepared once per connection. In one, the page's JSON was planned
-// again with every search: most of PostgreSQL's planning time for one.
-
-/** The newest `take` notes `n` for which `where` holds; with `learn`, what the window learns of them. */
+/**
+ * The newest `take` notes `n` for which `where` holds; with `learn`, what the window learns of them.
+ * The search and the page of what it found are two statements: the search is planned for its
+ * pattern each time (src/db/client.ts), the page prepared once per connection. In one, the page's
+ * JSON was planned again with every search: most of PostgreSQL's planning time for one.
+ */
 async function everything(ctx: Context, query: string, where: Prisma.Sql, take: number, learn: boolean) {
   const found = await queryRows<{ id: bigint; matched: bigint }>(
     ctx.db,
