@@ -11,27 +11,49 @@ import { PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
 import type { Services } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { listMayHaveShown, listRule } from "../lists/service.ts";
-import type { Viewer } from "../notes/visibility.ts";
+import { unfrozenSql } from "../notes/visibility.ts";
 import { ACCOUNT_CHANGES_CHANNEL } from "../sessions/caller-cache.ts";
 import { notesSelectedBy } from "../timelines/page.ts";
-import { globalRule, homeMayHaveShown, homeRule } from "../timelines/service.ts";
+import { globalRule, homeMayHaveShown } from "../timelines/service.ts";
 import { BATCH, type JournalEvent, journalHorizon, type Position, pruneJournal, readJournal } from "./journal.ts";
 import type { EndReason, LiveStream } from "./stream.ts";
 
 const LIVE_CHANNEL = "murmur_live";
 
-/** Which streams a new note belongs on: the timelines' rules, a viewer column per stream. */
+/**
+ * Which streams a new note belongs on: the timelines' rules, a viewer column per stream; home
+ * asked of every home stream's viewer at once (homeViewers).
+ */
 const CREATED = {
   global: globalRule(undefined),
-  home: (viewer: Viewer) => homeRule(viewer, undefined),
+  home: homeViewers,
   list: listRule,
 };
 /** Which streams may have shown a deleted note. */
 const DELETED: typeof CREATED = {
   global: Prisma.sql`n.visibility = 'public'`,
-  home: homeMayHaveShown,
+  home: (viewers) =>
+    Prisma.sql`ARRAY(SELECT s.v FROM unnest(${viewers}::bigint[]) AS s(v) WHERE ${homeMayHaveShown({ id: Prisma.sql`s.v` })})`,
   list: listMayHaveShown,
 };
+
+/**
+ * Which of `viewers` have note `n` on their home timeline: homeRule (src/domain/timelines/service.ts)
+ * asked of all of them at once, as sets. Asked of each viewer as a row, it probed follows and
+ * mutes once per viewer and note: 2,000 probes for two notes to 1,000 home streams at every read
+ * (bench/README.md, "Live streams and the timeline, 2026-11-27"). Here the author's followers
+ * among them are one scan of follows' (followee_id, follower_id) index, its muters one of mutes'
+ * (muted_id). homeRule's audience condition holds for all of these: a note that is not direct is
+ * public, home or followers-only, which its author and its followers may all see.
+ * test/live-home-rule.test.ts holds the stream to the timeline, case by case.
+ */
+function homeViewers(viewers: bigint[]): Prisma.Sql {
+  return Prisma.sql`CASE WHEN n.visibility <> 'direct' ${unfrozenSql(undefined)} THEN ARRAY(
+      (SELECT n.author_id WHERE n.author_id = ANY(${viewers}::bigint[])
+        UNION SELECT f.follower_id FROM follows f
+        WHERE f.followee_id = n.author_id AND f.follower_id = ANY(${viewers}::bigint[]))
+      EXCEPT SELECT m.muter_id FROM mutes m WHERE m.muted_id = n.author_id) ELSE '{}' END`;
+}
 /** Streams one account may hold open on an instance, and one IP without credentials. */
 export const MAX_STREAMS = 20;
 /** How soon the journal is read again while an older transaction holds events back. */
@@ -223,13 +245,13 @@ export class LiveHub {
     const [global, home, lists] = [this.of("global"), this.of("home"), this.of("list")];
     const shown = new Map<bigint, LiveStream[]>();
     if (!global.length && !home.length && !lists.length) return shown;
-    const homeViewers = [...new Set(home.map((s) => s.viewer?.id as bigint))];
+    const viewers = [...new Set(home.map((s) => s.viewer?.id as bigint))];
     const viewer = { id: Prisma.sql`s.v` };
     const rows = await queryRows<{ id: bigint; global: boolean; home: bigint[]; lists: number[] }>(
       this.own.db,
       Prisma.sql`
       SELECT n.id, (${rules.global}) AS global,
-        ARRAY(SELECT s.v FROM unnest(${homeViewers}::bigint[]) AS s(v) WHERE ${rules.home(viewer)}) AS home,
+        ${rules.home(viewers)} AS home,
         ARRAY(SELECT s.k FROM unnest(${lists.map((s) => s.viewer?.id)}::bigint[], ${lists.map((s) => s.listId)}::bigint[],
             ${lists.map((_, k) => k)}::int[]) AS s(v, l, k)
           WHERE ${rules.list(Prisma.sql`s.l`, viewer)}) AS lists
