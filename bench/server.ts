@@ -83,7 +83,7 @@ export async function startBenchServer(
     databaseUrl?: string;
     /** The account the server makes and logs in. */
     name?: string;
-    /** As `npm start` runs it (dist/, MALLOC_ARENA_MAX=2), not through tsx. */
+    /** As `npm start` runs it (dist/, MALLOC_ARENA_MAX=2), the default; false: through tsx. */
     compiled?: boolean;
   } = {},
 ): Promise<BenchServer> {
@@ -99,9 +99,10 @@ export async function startBenchServer(
   }
   const port = await freePort();
   const spawned = performance.now();
-  // BENCH_COMPILED=1: every bench server as npm start runs it (dist/, built first when src/
-  // changed), not only the idle one; through tsx, each request costs more (esbuild's helpers).
-  const compiled = options.compiled ?? process.env.BENCH_COMPILED === "1";
+  // Every bench server runs as npm start runs it (dist/, built first when src/ changed): what is
+  // measured is what operators run. BENCH_COMPILED=0 runs them through tsx (profiles then name
+  // the TypeScript sources), which costs each request more (esbuild's helpers, the loader).
+  const compiled = options.compiled ?? process.env.BENCH_COMPILED !== "0";
   if (compiled) ensureBuilt();
   const args = compiled ? [path.join(ROOT, "dist/main.js")] : ["--import", "tsx", path.join(ROOT, "src/main.ts")];
   // Flags for the server's node, e.g. BENCH_NODE_ARGS=--cpu-prof to profile it (NODE_OPTIONS refuses that one).
