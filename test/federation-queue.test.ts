@@ -330,4 +330,31 @@ describe("the federation message queue", () => {
       await Promise.all([one.stop(), two.stop()]);
     }
   });
+  it("a claim does not wait on a later message another statement holds (a paused server's postpone)", async () => {
+    const q = queue("held-successor");
+    await q.enqueue({ n: 1 }, { orderingKey: "k" });
+    await q.enqueue({ n: 2 }, { orderingKey: "k" });
+    // Another connection holds the second message's row, as a postpone moving it does.
+    const holder = new pg.Client({ connectionString: databaseUrl });
+    await holder.connect();
+    await holder.query("BEGIN");
+    await holder.query("SELECT id FROM federation_messages WHERE queue = $1 AND message->>'n' = '2' FOR UPDATE", [
+      "held-successor",
+    ]);
+    const handled: unknown[] = [];
+    const listener = listening(q, (message) => {
+      handled.push(message);
+    });
+    try {
+      // Parking the line behind the first had waited on that lock (and deadlocked with postpones).
+      await expect.poll(() => handled.length, WAIT).toBeGreaterThanOrEqual(1);
+      expect(handled[0]).toEqual({ n: 1 });
+      await holder.query("COMMIT");
+      await expect.poll(() => handled, WAIT).toEqual([{ n: 1 }, { n: 2 }]);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => {});
+      await holder.end();
+      await listener.stop();
+    }
+  });
 });

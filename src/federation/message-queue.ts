@@ -358,11 +358,17 @@ export class PostgresMessageQueue implements MessageQueue {
            LIMIT 1
            FOR UPDATE SKIP LOCKED)
          RETURNING id, message, ordering_key, attempts, run_at),
+       -- The claim never waits on a row's lock: a successor another statement holds (a paused
+       -- server's postpone, which moves it anyway) is left unparked; the claim's own order check
+       -- still keeps it behind. Waiting here had deadlocked claims against postpones.
+       to_park AS (
+         SELECT q.id FROM federation_messages q, claimed c
+         WHERE q.queue = $1 AND q.ordering_key = c.ordering_key AND q.run_at <= now() AND q.id > c.id
+         FOR UPDATE OF q SKIP LOCKED),
        parked AS (
          UPDATE federation_messages p SET parked = true, run_at = claimed.run_at
-         FROM claimed
-         WHERE p.queue = $1 AND p.ordering_key = claimed.ordering_key AND p.run_at <= now()
-           AND p.id > claimed.id)
+         FROM claimed, to_park
+         WHERE p.id = to_park.id)
        SELECT id, message, ordering_key, attempts,
               (SELECT jsonb_object_agg(k.key, k.value) FROM federation_kv k
                WHERE jsonb_typeof(claimed.message->'carriedReads') = 'array'
@@ -454,11 +460,15 @@ export class PostgresMessageQueue implements MessageQueue {
          DELETE FROM federation_messages WHERE id = ${$(0)} AND claimed_by = ${$(1)} RETURNING ordering_key),
        next AS (
          UPDATE federation_messages SET parked = false, run_at = now()
-         WHERE id = (
-           SELECT p.id FROM federation_messages p
-           WHERE p.queue = ${$(2)} AND p.ordering_key = (SELECT ordering_key FROM handled) AND p.parked
-           ORDER BY p.queue, p.ordering_key, p.id
-           LIMIT 1)
+         WHERE id IN (
+           SELECT n.id FROM federation_messages n
+           WHERE n.id = (
+             SELECT p.id FROM federation_messages p
+             WHERE p.queue = ${$(2)} AND p.ordering_key = (SELECT ordering_key FROM handled) AND p.parked
+             ORDER BY p.queue, p.ordering_key, p.id
+             LIMIT 1)
+           -- Held by a postpone, it is moved by it: not waited for (nor the one after it taken).
+           FOR UPDATE SKIP LOCKED)
          RETURNING pg_notify('${CHANNEL}', ${$(3)})),
        recorded AS (
          INSERT INTO federation_kv (key, value, expires_at)
