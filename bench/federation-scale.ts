@@ -21,7 +21,7 @@ import pg from "pg";
 import { seed } from "../src/cli/seed.ts";
 import { remoteKeyOf } from "../src/domain/accounts/rules.ts";
 import { closeServices } from "../src/services.ts";
-import { cpuMicros, type Load, load, procStat } from "./load.ts";
+import { cpuMicros, type Load, load, postgresCpuMicros } from "./load.ts";
 import { type BenchServer, benchAccount, benchServices, startBenchServer } from "./server.ts";
 
 export const SCALE_BENCHES = ["fanout", "intake", "dead"] as const;
@@ -267,36 +267,21 @@ async function fanoutNote(
   };
 }
 
-/**
- * CPU of the PostgreSQL instance `db` is on, in microseconds: its postmaster's, its live
- * processes', and what the postmaster has reaped of those that ended (cutime and cstime), so a
- * connection closed meanwhile neither drops out nor counts against the window.
- */
-async function postgresCpuMicros(db: pg.Client): Promise<number> {
-  const backend = (await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid;
-  // Fields 4 (ppid) and 14-17 (utime, stime, cutime, cstime) of stat, in clock ticks of 10 ms.
-  const postmaster = Number(procStat(backend)?.[1]);
-  const own = procStat(postmaster);
-  if (!own) return Number.NaN;
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = procStat(Number(entry));
-    if (fields && Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * 10_000;
+/** CPU of the PostgreSQL instance `db` is on, in µs (bench/load.ts postgresCpuMicros). */
+async function postgresCpuOf(db: pg.Client): Promise<number> {
+  return postgresCpuMicros((await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid);
 }
 
 /** The CPU of the server and of its PostgreSQL's processes over `seconds`, each in % of one core. */
 async function cpuOver(db: pg.Client, pid: number, seconds: number): Promise<{ server: number; postgres: number }> {
-  const before = { server: cpuMicros(pid), postgres: await postgresCpuMicros(db) };
+  const before = { server: cpuMicros(pid), postgres: await postgresCpuOf(db) };
   const started = performance.now();
   await sleep(seconds * 1000);
   const elapsed = (performance.now() - started) / 1000;
   const percent = (micros: number) => Math.round((micros / 1e6 / elapsed) * 1000) / 10;
   return {
     server: percent(cpuMicros(pid) - before.server),
-    postgres: percent((await postgresCpuMicros(db)) - before.postgres),
+    postgres: percent((await postgresCpuOf(db)) - before.postgres),
   };
 }
 

@@ -3,10 +3,9 @@
 // Delivery latency is from each POST's answer to each stream's receipt of that note; the server's
 // RSS is read before and after the streams open (idle); the global timeline's throughput is
 // measured meanwhile, beside the same measure with no stream open.
-import fs from "node:fs";
 import net from "node:net";
 import type { Services } from "../src/domain/context.ts";
-import { load } from "./load.ts";
+import { cpuMicros, load, postgresCpuMicros } from "./load.ts";
 
 const FOLLOWERS = 1_000;
 const NOTES_PER_SECOND = 50;
@@ -46,39 +45,10 @@ interface Phase {
   cpu: { server: number; postgres: number; bench: number };
 }
 
-/** A process's CPU time so far, in ms (Linux: /proc, in clock ticks of 10 ms); NaN elsewhere. */
-function cpuMs(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/**
- * CPU of the PostgreSQL instance of `db`, in ms: its postmaster's, its live processes' and what the
- * postmaster reaped of those that ended (as bench/federation-scale.ts counts it).
- */
+/** CPU of the PostgreSQL instance of `db`, in ms (bench/load.ts postgresCpuMicros). */
 async function postgresCpuMs(db: Services["db"]): Promise<number> {
   const [{ pid }] = await db.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-  const stat = (p: number) => {
-    try {
-      return fs.readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
-    } catch {
-      return undefined;
-    }
-  };
-  const postmaster = Number(stat(pid)?.[1]);
-  const own = stat(postmaster);
-  if (!own) return Number.NaN;
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = stat(Number(entry));
-    if (fields && Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * 10;
+  return postgresCpuMicros(pid) / 1000;
 }
 
 /** `work`'s figure, with the CPU of the server, PostgreSQL and this process meanwhile (% of one core). */
@@ -88,7 +58,7 @@ async function measured(
   work: () => Promise<number>,
 ): Promise<Phase> {
   const cpu = async () => ({
-    server: serverPid === undefined ? Number.NaN : cpuMs(serverPid),
+    server: serverPid === undefined ? Number.NaN : cpuMicros(serverPid) / 1000,
     postgres: await postgresCpuMs(db),
     bench: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
   });

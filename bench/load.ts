@@ -56,6 +56,25 @@ export function cpuMicros(pid: number): number {
   return fields ? (Number(fields[11]) + Number(fields[12])) * 10_000 : Number.NaN;
 }
 
+/**
+ * CPU of the PostgreSQL instance whose backend is `backendPid`, in µs: its postmaster's, its live
+ * processes', and what the postmaster has reaped of those that ended (cutime and cstime), so a
+ * connection closed meanwhile neither drops out nor counts against the window.
+ */
+export function postgresCpuMicros(backendPid: number): number {
+  // Fields 4 (ppid) and 14-17 (utime, stime, cutime, cstime) of stat, in clock ticks of 10 ms.
+  const postmaster = Number(procStat(backendPid)?.[1]);
+  const own = procStat(postmaster);
+  if (!own) return Number.NaN;
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = procStat(Number(entry));
+    if (fields && Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10_000;
+}
+
 /** The fields of /proc/<pid>/stat after the command's name (field 3 first), or undefined (gone; not Linux). */
 export function procStat(pid: number): string[] | undefined {
   try {
