@@ -57,6 +57,22 @@ export interface CarriedEntries {
 
 const carried = new AsyncLocalStorage<CarriedEntries>();
 
+/**
+ * The statement (or a common table expression's body) writing `entries`' idempotence records, its
+ * three arrays (keys, JSON values, TTL intervals) the parameters numbered from `from`, as set()
+ * writes one entry.
+ */
+export function writtenSql(entries: CarriedEntries, from: number): { text: string; values: unknown[] } {
+  const written = [...entries.written];
+  return {
+    text: `INSERT INTO federation_kv (key, value, expires_at)
+       SELECT w.key, w.value, now() + w.ttl::interval
+       FROM unnest($${from}::text[], $${from + 1}::jsonb[], $${from + 2}::text[]) AS w (key, value, ttl)
+       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
+    values: [written.map(([key]) => key), written.map(([, e]) => e.value), written.map(([, e]) => e.ttl)],
+  };
+}
+
 /** Runs `run` with the store's reads and idempotence writes carried by `entries`. */
 export function carryingEntries<T>(entries: CarriedEntries, run: () => T): T {
   return carried.run(entries, run);

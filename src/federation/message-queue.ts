@@ -40,7 +40,7 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { Listener } from "../db/listener.ts";
 import { RepeatedFailure } from "../log.ts";
-import { type CarriedEntries, carryingEntries } from "./kv-store.ts";
+import { type CarriedEntries, carryingEntries, writtenSql } from "./kv-store.ts";
 
 const CHANNEL = "murmur_federation_queued";
 
@@ -454,7 +454,7 @@ export class PostgresMessageQueue implements MessageQueue {
    */
   private doneStatement(claimed: Claimed, from: number): { ctes: string; values: unknown[] } {
     const $ = (n: number) => `$${from + n}`;
-    const written = [...claimed.carried.written];
+    const recorded = writtenSql(claimed.carried, from + 4);
     return {
       ctes: `handled AS (
          DELETE FROM federation_messages WHERE id = ${$(0)} AND claimed_by = ${$(1)} RETURNING ordering_key),
@@ -470,20 +470,8 @@ export class PostgresMessageQueue implements MessageQueue {
            -- Held by a postpone, it is moved by it: not waited for (nor the one after it taken).
            FOR UPDATE SKIP LOCKED)
          RETURNING pg_notify('${CHANNEL}', ${$(3)})),
-       recorded AS (
-         INSERT INTO federation_kv (key, value, expires_at)
-         SELECT w.key, w.value, now() + w.ttl::interval
-         FROM unnest(${$(4)}::text[], ${$(5)}::jsonb[], ${$(6)}::text[]) AS w (key, value, ttl)
-         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at)`,
-      values: [
-        claimed.id,
-        claimed.claim,
-        this.name,
-        `0:${this.name}`,
-        written.map(([key]) => key),
-        written.map(([, entry]) => entry.value),
-        written.map(([, entry]) => entry.ttl),
-      ],
+       recorded AS (${recorded.text})`,
+      values: [claimed.id, claimed.claim, this.name, `0:${this.name}`, ...recorded.values],
     };
   }
 
@@ -505,14 +493,8 @@ export class PostgresMessageQueue implements MessageQueue {
     }
     // Records its handler set before failing are kept, as they would have been written unqueued.
     if (claimed.carried.written.size > 0) {
-      const written = [...claimed.carried.written];
-      await this.pool.query(
-        `INSERT INTO federation_kv (key, value, expires_at)
-         SELECT w.key, w.value, now() + w.ttl::interval
-         FROM unnest($1::text[], $2::jsonb[], $3::text[]) AS w (key, value, ttl)
-         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
-        [written.map(([key]) => key), written.map(([, entry]) => entry.value), written.map(([, entry]) => entry.ttl)],
-      );
+      const { text, values } = writtenSql(claimed.carried, 1);
+      await this.pool.query(text, values);
     }
     const delayMs = Math.min(maxRetryMs, retryMs * 2 ** (claimed.attempts - 1));
     this.log.warn(
