@@ -60,6 +60,14 @@ export interface ScaleFigures {
     statuses: Record<string, number>;
     p50: number;
     p99: number;
+    /**
+     * CPU per stored activity, in ms, from the first POST to the last note stored: the server's,
+     * PostgreSQL's (all its processes), the bench's counting of notes among them (its backend), the
+     * simulator's POSTs and the bench process's own. CPU moves less than stored/s with the load.
+     */
+    cpuMsPerActivity?: { server: number; postgres: number; counting: number; simulator: number; bench: number };
+    /** While the POSTs came: notes stored by their end, and the server's and PostgreSQL's CPU in % of a core. */
+    whilePosted?: { stored: number; server: number; postgres: number };
   };
   dead?: {
     /** Deliveries to the dead server. */
@@ -437,8 +445,25 @@ export async function benchFederationScale(names: readonly ScaleBench[]): Promis
       };
       const inbox = `${server.url}/inbox`;
       // Each server's key fetched once and its connections open before the measured run.
-      await sim.post("/intake", { inbox, count: intakeServers, connections: 32, tag: "warm" });
+      await sim.post("/sign", { inbox, count: intakeServers, tag: "warm" });
+      await sim.post("/intake", { connections: 32 });
       const warmed = await storedBy(intakeServers);
+      await sim.post("/sign", { inbox, count: intakeActivities, tag: "run" });
+      const counter = (await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+      const cpuNow = () => ({
+        server: cpuMicros(server.pid),
+        postgres: postgresCpuMicros(counter),
+        counting: cpuMicros(counter),
+        simulator: cpuMicros(sim.pid),
+        bench: process.cpuUsage().user + process.cpuUsage().system,
+        at: performance.now(),
+      });
+      // BENCH_PG_STATEMENTS=1 (with BENCH_PG_SETTINGS=shared_preload_libraries=pg_stat_statements):
+      // the statements of the measured run, by PostgreSQL's time in them.
+      const statements = process.env.BENCH_PG_STATEMENTS === "1";
+      if (statements)
+        await db.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()");
+      const cpuStart = cpuNow();
       const measured = storedBy(warmed.stored + intakeActivities);
       const posted = await sim.post<{
         startedAt: number;
@@ -446,9 +471,24 @@ export async function benchFederationScale(names: readonly ScaleBench[]): Promis
         statuses: Record<string, number>;
         p50: number;
         p99: number;
-      }>("/intake", { inbox, count: intakeActivities, connections: 32, tag: "run" });
+      }>("/intake", { connections: 32 });
+      const cpuPosted = cpuNow();
+      const storedPosted = (await storedNotes()) - warmed.stored;
       const done = await measured;
+      const cpuDone = cpuNow();
       const stored = done.stored - warmed.stored;
+      if (statements) {
+        const { rows: top } = await db.query(
+          `SELECT calls, round(total_exec_time::numeric, 1) AS ms, round(total_plan_time::numeric, 1) AS plan_ms, round((total_exec_time / nullif(calls, 0))::numeric, 3) AS ms_each,
+                  rows, shared_blks_hit AS hit, wal_records, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
+           FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 15`,
+        );
+        console.table(top);
+      }
+      const perActivity = (key: Exclude<keyof ReturnType<typeof cpuNow>, "at">) =>
+        Math.round((cpuDone[key] - cpuStart[key]) / 10 / stored) / 100;
+      const percent = (key: "server" | "postgres") =>
+        Math.round(((cpuPosted[key] - cpuStart[key]) / 10 / (cpuPosted.at - cpuStart.at)) * 1) / 1;
       figures.intake = {
         servers: intakeServers,
         activities: intakeActivities,
@@ -458,6 +498,14 @@ export async function benchFederationScale(names: readonly ScaleBench[]): Promis
         statuses: posted.statuses,
         p50: posted.p50,
         p99: posted.p99,
+        cpuMsPerActivity: {
+          server: perActivity("server"),
+          postgres: perActivity("postgres"),
+          counting: perActivity("counting"),
+          simulator: perActivity("simulator"),
+          bench: perActivity("bench"),
+        },
+        whilePosted: { stored: storedPosted, server: percent("server"), postgres: percent("postgres") },
       };
       await queueSettled(db, 0, 120_000);
     }
@@ -577,6 +625,12 @@ export function printFederationScale(figures: ScaleFigures, before?: ScaleFigure
     };
   }
   console.table(rows);
+  const cpu = intake?.cpuMsPerActivity;
+  if (cpu && intake.whilePosted) {
+    console.log(
+      `Intake, CPU per stored activity: server ${cpu.server} ms, PostgreSQL ${cpu.postgres} ms (the bench's counting ${cpu.counting} ms), simulator ${cpu.simulator} ms, bench ${cpu.bench} ms; while the POSTs came: ${intake.whilePosted.stored} stored, server ${intake.whilePosted.server}%, PostgreSQL ${intake.whilePosted.postgres}% of a core`,
+    );
+  }
   console.log(
     `Simulator: ${simulator.posts} POSTs, ${simulator.verified} verified, ${simulator.failed} failed; ${simulator.keyFetches} keys fetched`,
   );

@@ -10,9 +10,11 @@
 // JSON, `{"port":…,"control":…}`, once listening. Control, on 127.0.0.1:<control>:
 //   GET  /stats?activity=<id>  POSTs of that activity: count, verified, failed, inboxes, first and last time (ms since the epoch)
 //   GET  /totals               all POSTs: count, verified, failed, key fetches
-//   POST /intake               {inbox, count, connections, notes}: signs `count` Create(Note)s from the
-//                              `keys` authors in turn, POSTs them to `inbox` on `connections` connections
-//                              and answers the POSTs' statuses and latencies once all are answered
+//   POST /sign                 {inbox, count, tag}: signs `count` Create(Note)s to `inbox` from the `keys`
+//                              authors in turn, for the next /intake
+//   POST /intake               {connections}: POSTs what /sign prepared on `connections` connections and
+//                              answers the POSTs' statuses, latencies and this process's CPU meanwhile
+//                              once all are answered
 import { KeyObject } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -184,10 +186,25 @@ async function signedCreates(inbox: string, count: number, tag: string) {
   return signed;
 }
 
-async function intake(options: { inbox: string; count: number; connections: number; tag: string }) {
+/**
+ * What POST /sign prepared for the next POST /intake: remote servers sign on their own machines,
+ * so the RSA signing is done before the measured POSTs, not on the measured machine's cores
+ * while they run.
+ */
+let prepared: { inbox: string; signed: Awaited<ReturnType<typeof signedCreates>> } | undefined;
+
+async function sign(options: { inbox: string; count: number; tag: string }) {
   const signStarted = performance.now();
-  const signed = await signedCreates(options.inbox, options.count, options.tag);
-  const signMs = Math.round(performance.now() - signStarted);
+  prepared = { inbox: options.inbox, signed: await signedCreates(options.inbox, options.count, options.tag) };
+  return { signMs: Math.round(performance.now() - signStarted) };
+}
+
+async function intake(options: { connections: number }) {
+  if (!prepared) throw new Error("POST /sign first");
+  const { signed } = prepared;
+  const inbox = prepared.inbox;
+  prepared = undefined;
+  const cpuBefore = process.cpuUsage();
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
@@ -198,7 +215,7 @@ async function intake(options: { inbox: string; count: number; connections: numb
       for (let i = next++; i < signed.length; i = next++) {
         const started = performance.now();
         const status = await new Promise<number>((resolve) => {
-          const request = http.request(options.inbox, { method: "POST", headers: signed[i].headers, agent }, (res) => {
+          const request = http.request(inbox, { method: "POST", headers: signed[i].headers, agent }, (res) => {
             res.resume();
             res.on("end", () => resolve(res.statusCode ?? 0));
           });
@@ -211,10 +228,19 @@ async function intake(options: { inbox: string; count: number; connections: numb
     }),
   );
   const endedAt = Date.now();
+  const cpu = process.cpuUsage(cpuBefore);
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]);
-  return { signMs, startedAt, endedAt, statuses, p50: at(0.5), p99: at(0.99), max: at(1) };
+  return {
+    startedAt,
+    endedAt,
+    cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+    statuses,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: at(1),
+  };
 }
 
 async function control(incoming: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
@@ -229,10 +255,11 @@ async function control(incoming: http.IncomingMessage, response: http.ServerResp
       record ? { ...record, inboxes: record.inboxes.size } : { posts: 0, verified: 0, failed: 0, inboxes: 0 },
     );
   }
-  if (url.pathname === "/intake" && incoming.method === "POST") {
+  if ((url.pathname === "/sign" || url.pathname === "/intake") && incoming.method === "POST") {
     const chunks: Buffer[] = [];
     for await (const chunk of incoming) chunks.push(chunk as Buffer);
-    return send(await intake(JSON.parse(Buffer.concat(chunks).toString())));
+    const options = JSON.parse(Buffer.concat(chunks).toString());
+    return send(await (url.pathname === "/sign" ? sign(options) : intake(options)));
   }
   response.writeHead(404).end();
 }

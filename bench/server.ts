@@ -92,7 +92,15 @@ export async function startBenchServer(
   let cluster: EmbeddedPostgres | undefined;
   let databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL;
   if (!databaseUrl) {
-    cluster = new EmbeddedPostgres({ dataDir: path.join(dataDir, "pg") });
+    // BENCH_PG_SETTINGS="name=value,name=value": more server settings, for a diagnosis
+    // (shared_preload_libraries=pg_stat_statements, say).
+    const settings = Object.fromEntries(
+      (process.env.BENCH_PG_SETTINGS ?? "")
+        .split(",")
+        .filter(Boolean)
+        .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+    );
+    cluster = new EmbeddedPostgres({ dataDir: path.join(dataDir, "pg"), settings });
     await cluster.start();
     await ensureDatabase(cluster.url(), "murmur_bench");
     databaseUrl = cluster.url("murmur_bench");
