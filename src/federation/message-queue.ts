@@ -339,10 +339,15 @@ export class PostgresMessageQueue implements MessageQueue {
   private async claim(finished?: Claimed): Promise<Claimed | undefined> {
     const claim = `${this.worker}:${randomUUID()}`;
     const done = finished ? this.doneStatement(finished, 4) : undefined;
+    // A named statement, planned once a connection: planning this one (its CTEs, the done's)
+    // took PostgreSQL longer than running it, 0.57 ms against 0.43 ms a claim in the intake bench
+    // (pg_stat_statements, bench/README.md "Intake, 2026-11-27 (third)"). Its text is one of two,
+    // with a done or without.
     const { rows } = await this.pool.query<
       Omit<Claimed, "claim" | "carried"> & { known: Record<string, unknown> | null }
-    >(
-      `WITH ${done ? `${done.ctes},` : ""}
+    >({
+      name: done ? "federation_queue_claim_done" : "federation_queue_claim",
+      text: `WITH ${done ? `${done.ctes},` : ""}
        claimed AS (
          UPDATE federation_messages
          SET claimed_by = $2, attempts = attempts + 1, parked = false,
@@ -375,8 +380,8 @@ export class PostgresMessageQueue implements MessageQueue {
                  AND k.key IN (SELECT jsonb_array_elements_text(claimed.message->'carriedReads'))
                  AND (k.expires_at IS NULL OR k.expires_at > now())) AS known
        FROM claimed`,
-      [this.name, claim, this.settings.leaseMs / 1000, ...(done?.values ?? [])],
-    );
+      values: [this.name, claim, this.settings.leaseMs / 1000, ...(done?.values ?? [])],
+    });
     const row = rows[0];
     if (!row) return undefined;
     const read = new Map<string, unknown>();
