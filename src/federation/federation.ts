@@ -20,7 +20,7 @@ import { localPerson } from "./actor.ts";
 import { contextsBoundedPerHost } from "./context-hosts.ts";
 import type { FederationData } from "./data.ts";
 import { deliveryOptions, GuardedQueue } from "./delivery.ts";
-import { safeDocumentLoader } from "./document-loader.ts";
+import { safeDocumentLoader, staticPreloaded } from "./document-loader.ts";
 import { expandOnce } from "./expanded-once.ts";
 import { DeliveryRecorder } from "./hosts.ts";
 import { ActivityKeyedQueue, listenToInbox } from "./inbox.ts";
@@ -84,8 +84,8 @@ export function createMurmurFederation(
     blocked: async (host: string) => (await services.instances.of(host)) === "block",
   };
   const contextLoader = contextsBoundedPerHost(safeDocumentLoader(loading), config.federationInboxFetchRate);
-  const documentLoader = kvCache({ loader: safeDocumentLoader(loading), kv });
-  const cachedContextLoader = kvCache({ loader: contextLoader, kv });
+  const documentLoader = staticPreloaded(kvCache({ loader: safeDocumentLoader(loading), kv }));
+  const cachedContextLoader = staticPreloaded(kvCache({ loader: contextLoader, kv }));
   const federation = createFederation<FederationData>({
     kv,
     // Deliveries POST through the guarded fetch too (src/federation/delivery.ts); copies of one
