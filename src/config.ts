@@ -192,6 +192,9 @@ const env = z.object({
   FEDERATION_HOST_CONCURRENCY: integer(1, 1_000, 2),
   // docs/live.md#fan-out: the least time between two reads of the live journal by one instance.
   LIVE_READ_SPACING_MS: integer(0, 1_000, 40),
+  // docs/live.md#fan-out: stream writes a second past which reads are spaced further, within the budget.
+  LIVE_WRITES_PER_SECOND: integer(1, 10_000_000, 25_000),
+  LIVE_READ_BUDGET_MS: integer(0, 10_000, 100),
   // Unset: leased from the database at start (src/db/worker-lease.ts).
   WORKER_ID: optionalString
     .transform((v) => (v === undefined ? undefined : Number(v)))
@@ -274,6 +277,10 @@ export interface Config {
   federationHostConcurrency: number;
   /** The least time between two reads of the live journal: a burst's events go out in fewer writes. */
   liveReadSpacingMs: number;
+  /** Stream writes a second that the live journal's reads make before they are spaced further apart. */
+  liveWritesPerSecond: number;
+  /** How far apart they may be spaced for it and the last read have taken, together. */
+  liveReadBudgetMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -351,6 +358,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     federationInboxFetchRate: e.FEDERATION_INBOX_FETCH_RATE,
     federationHostConcurrency: e.FEDERATION_HOST_CONCURRENCY,
     liveReadSpacingMs: e.LIVE_READ_SPACING_MS,
+    liveWritesPerSecond: e.LIVE_WRITES_PER_SECOND,
+    liveReadBudgetMs: e.LIVE_READ_BUDGET_MS,
   };
 }
 

@@ -16,7 +16,7 @@ import { ACCOUNT_CHANGES_CHANNEL } from "../sessions/caller-cache.ts";
 import { notesSelectedBy } from "../timelines/page.ts";
 import { globalRule, homeMayHaveShown } from "../timelines/service.ts";
 import { BATCH, type JournalEvent, journalHorizon, type Position, pruneJournal, readJournal } from "./journal.ts";
-import type { EndReason, LiveStream } from "./stream.ts";
+import type { EndReason, LiveEvent, LiveStream } from "./stream.ts";
 
 const LIVE_CHANNEL = "murmur_live";
 
@@ -81,6 +81,11 @@ export class LiveHub {
   private readQueued = false;
   /** When the journal was last read (performance.now()), for config.liveReadSpacingMs. */
   private readAt = Number.NEGATIVE_INFINITY;
+  /** The streams the read under way sent events to, and how many the last one did. */
+  private reached = new Set<LiveStream>();
+  private lastReached = 0;
+  /** How long the last read took, its socket writes included (ms). */
+  private lastTook = 0;
   private readonly timers: NodeJS.Timeout[];
   private readonly failures: RepeatedFailure;
   /** The primary, through the hub's own pool for the journal's reads and the deliveries' statements. */
@@ -175,12 +180,29 @@ export class LiveHub {
     const queue = () =>
       void this.serially(async () => {
         this.readQueued = false;
-        this.readAt = performance.now();
+        const readAt = performance.now();
+        this.readAt = readAt;
         // A spaced read may come due after the last stream closed, or the hub did.
-        if (this.streams.size) await this.read();
+        if (!this.streams.size) return;
+        this.reached = new Set();
+        await this.read();
+        this.lastReached = this.reached.size;
+        // The writes go out as the tick ends (Node corks each response for it): after them.
+        setImmediate(() => (this.lastTook = performance.now() - readAt));
       });
     // Spaced, the events of a burst are read together and each stream gets them in one write.
-    const wait = this.readAt + this.services.config.liveReadSpacingMs - performance.now();
+    // Each read writes once to every stream it has events for: a system call in the server and
+    // a read in each client, ~8 µs a stream on each side (bench/README.md, "Live streams and the
+    // timeline, 2026-11-27 (second)"). The more streams the last read wrote to, the further
+    // apart the reads, towards config.liveWritesPerSecond writes a second; but an event waits
+    // for its read and then that read's time, so the spacing and the last read's time stay
+    // within config.liveReadBudgetMs (delivery's p99 goal is 150 ms, issue 31).
+    const { liveReadSpacingMs, liveWritesPerSecond, liveReadBudgetMs } = this.services.config;
+    const spacing = Math.max(
+      liveReadSpacingMs,
+      Math.min(liveReadBudgetMs - this.lastTook, (this.lastReached * 1000) / liveWritesPerSecond),
+    );
+    const wait = this.readAt + spacing - performance.now();
     if (wait > 0) setTimeout(queue, wait).unref();
     else queue();
   }
@@ -217,6 +239,11 @@ export class LiveHub {
       if (waiting) setTimeout(() => this.wake(), HELD_BACK_MS).unref();
       return;
     }
+  }
+
+  private send(stream: LiveStream, event: LiveEvent): void {
+    this.reached.add(stream);
+    stream.push(event);
   }
 
   private async announced(run: JournalEvent[]): Promise<void> {
@@ -284,7 +311,7 @@ export class LiveHub {
       const note = byId.get(refId);
       if (!note) continue;
       const event = { event: "note", id: refId, note, at } as const;
-      for (const s of shown.get(refId) ?? []) s.push(event);
+      for (const s of shown.get(refId) ?? []) this.send(s, event);
     }
   }
 
@@ -303,7 +330,7 @@ export class LiveHub {
     );
     for (const { at, refId } of run) {
       const event = { event: "delete", id: refId, at } as const;
-      for (const s of shown.get(refId) ?? []) s.push(event);
+      for (const s of shown.get(refId) ?? []) this.send(s, event);
     }
   }
 
@@ -321,7 +348,7 @@ export class LiveHub {
       const notification = byId.get(refId);
       if (!notification) continue;
       const event = { event: "notification", id: refId, notification, at } as const;
-      for (const s of streams) if (s.viewer?.id === notification.recipientId) s.push(event);
+      for (const s of streams) if (s.viewer?.id === notification.recipientId) this.send(s, event);
     }
   }
 
@@ -334,7 +361,7 @@ export class LiveHub {
       const a = byId.get(refId);
       if (!a) continue;
       const event = { event: "announcement", id: refId, announcement: { ...a, unread: true }, at } as const;
-      for (const s of streams) s.push(event);
+      for (const s of streams) this.send(s, event);
     }
   }
 
