@@ -7,10 +7,12 @@ import { authenticate } from "../domain/sessions/caller.ts";
 import { logAccount } from "./request-log.ts";
 
 /**
- * Keyed by the request object: a WebSocket's operations are requests made up for yoga, with no
- * Fastify decoration, and each is resolved as its own.
+ * Kept on the request object (a WebSocket's operations are requests made up for yoga, with no
+ * Fastify decoration, and each is resolved as its own), not in a WeakMap keyed by it: V8 walks
+ * such a map's entries in every scavenge, some 3% of get note's server CPU (bench/README.md).
  */
-const resolved = new WeakMap<object, Promise<Caller>>();
+const RESOLVED = Symbol("caller");
+type Resolving = { [RESOLVED]?: Promise<Caller> };
 
 /**
  * The caller of `request` by `credentials` (an Authorization header's value, or one a protocol
@@ -23,7 +25,8 @@ export function callerOf(
   request: FastifyRequest,
   credentials: string | undefined,
 ): Promise<Caller> {
-  let caller = resolved.get(request);
+  const kept = request as Resolving;
+  let caller = kept[RESOLVED];
   if (!caller) {
     caller = authenticate(services, credentials, request.ip).then(
       (found) => {
@@ -31,11 +34,11 @@ export function callerOf(
         return found;
       },
       (err) => {
-        resolved.delete(request);
+        kept[RESOLVED] = undefined;
         throw err;
       },
     );
-    resolved.set(request, caller);
+    kept[RESOLVED] = caller;
   }
   return caller;
 }
