@@ -339,14 +339,13 @@ export class PostgresMessageQueue implements MessageQueue {
   private async claim(finished?: Claimed): Promise<Claimed | undefined> {
     const claim = `${this.worker}:${randomUUID()}`;
     const done = finished ? this.doneStatement(finished, 4) : undefined;
-    // A named statement, planned once a connection: planning this one (its CTEs, the done's)
-    // took PostgreSQL longer than running it, 0.57 ms against 0.43 ms a claim in the intake bench
-    // (pg_stat_statements, bench/README.md "Intake, 2026-11-27 (third)"). Its text is one of two,
-    // with a done or without.
+    // Unnamed, so planned for its values each time: planning costs about what running it does
+    // (0.57 against 0.43 ms a claim in the intake bench), but named, PostgreSQL soon kept a generic
+    // plan, which with 10,000 deliveries held for a dead server kept 1.8 of the 2 cores busy
+    // (bench/README.md, "Intake, 2026-11-27 (third)"; test/federation-queue-planned.test.ts).
     const { rows } = await this.pool.query<
       Omit<Claimed, "claim" | "carried"> & { known: Record<string, unknown> | null }
     >({
-      name: done ? "federation_queue_claim_done" : "federation_queue_claim",
       text: `WITH ${done ? `${done.ctes},` : ""}
        claimed AS (
          UPDATE federation_messages
