@@ -192,9 +192,10 @@ const env = z.object({
   FEDERATION_HOST_CONCURRENCY: integer(1, 1_000, 2),
   // docs/live.md#fan-out: the least time between two reads of the live journal by one instance.
   LIVE_READ_SPACING_MS: integer(0, 1_000, 40),
-  // docs/live.md#fan-out: stream writes a second past which reads are spaced further, within the budget.
+  // docs/live.md#fan-out: stream writes a second past which reads are spaced further, within the
+  // budget; no budget (0, the default) spaces them by LIVE_READ_SPACING_MS alone.
   LIVE_WRITES_PER_SECOND: integer(1, 10_000_000, 25_000),
-  LIVE_READ_BUDGET_MS: integer(0, 10_000, 100),
+  LIVE_READ_BUDGET_MS: integer(0, 10_000, 0),
   // Unset: leased from the database at start (src/db/worker-lease.ts).
   WORKER_ID: optionalString
     .transform((v) => (v === undefined ? undefined : Number(v)))
