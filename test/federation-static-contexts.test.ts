@@ -55,5 +55,8 @@ describe("the preloaded contexts", () => {
     });
     expect(other).not.toHaveProperty("tag");
     expect(await loader(AS)).toMatchObject({ documentUrl: AS, tag: "static" });
+    // A name every object inherits is not a preloaded context: a sender's "constructor" is fetched
+    // (and refused) as any other, not answered with Object's constructor.
+    expect(await loader("constructor")).toMatchObject({ document: { asked: "constructor" } });
   });
 });

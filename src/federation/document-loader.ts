@@ -27,7 +27,7 @@ export interface LoaderOptions {
 export function safeDocumentLoader(options: LoaderOptions): DocumentLoader {
   const load = async (url: string, redirected: number, signal?: AbortSignal | null): Promise<RemoteDocument> => {
     const current = new URL(url).href;
-    if (current in preloadedContexts) {
+    if (Object.hasOwn(preloadedContexts, current)) {
       return { contextUrl: null, document: preloadedContexts[current], documentUrl: current };
     }
     if (await options.blocked?.(new URL(current).host)) throw new FetchError(current, "a server blocked here");
@@ -55,7 +55,7 @@ export function safeDocumentLoader(options: LoaderOptions): DocumentLoader {
  */
 export function staticPreloaded(loader: DocumentLoader): DocumentLoader {
   return (url, options) => {
-    if (!(url in preloadedContexts)) return loader(url, options);
+    if (!Object.hasOwn(preloadedContexts, url)) return loader(url, options);
     const preloaded: RemoteDocument & { tag: string } = {
       contextUrl: null,
       document: preloadedContexts[url],
