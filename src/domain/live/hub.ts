@@ -196,7 +196,7 @@ export class LiveHub {
     // timeline, 2026-11-27 (second)"). The more streams the last read wrote to, the further
     // apart the reads, towards config.liveWritesPerSecond writes a second; but an event waits
     // for its read and then that read's time, so the spacing and the last read's time stay
-    // within config.liveReadBudgetMs (delivery's p99 goal is 150 ms, issue 31).
+    // within config.liveReadBudgetMs (off unless set: docs/live.md#fan-out).
     const { liveReadSpacingMs, liveWritesPerSecond, liveReadBudgetMs } = this.services.config;
     const spacing = Math.max(
       liveReadSpacingMs,
