@@ -3,34 +3,21 @@
 // where the timeline asks homeRule of one viewer: the author itself, followers, a stranger, a
 // follower who muted the author, the recipient of a direct note, notes of every visibility, and a
 // frozen author's note.
-import pg from "pg";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { type LiveEvent, LiveStream } from "../src/domain/live/stream.ts";
 import type { CallerAccount } from "../src/domain/sessions/caller-cache.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
-import { startTestServer, type TestServer } from "./support/server.ts";
+import { serverAndOperator } from "./support/server.ts";
 
-let server: TestServer;
-let operator: pg.Client;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  operator = new pg.Client({ connectionString: server.databaseUrl });
-  await operator.connect();
-});
-
-afterAll(async () => {
-  await operator?.end();
-  await server?.close();
-});
+const opened = serverAndOperator();
 
 it("sends each home stream the notes its timeline shows, and no other", async () => {
   const names = ["hr_author", "hr_follower", "hr_stranger", "hr_muter", "hr_recipient", "hr_frozen", "hr_fan"];
   const [author, follower, stranger, muter, recipient, frozen, fan] = await Promise.all(
-    names.map((name) => account(server, name)),
+    names.map((name) => account(opened.server, name)),
   );
   const call = async (method: string, path: string, who: TestAccount, body: Record<string, unknown> = {}) => {
-    const answer = await server.request(method, path, { token: who.token, body });
+    const answer = await opened.server.request(method, path, { token: who.token, body });
     expect(answer.status, JSON.stringify(answer.body)).toBeLessThan(300);
     return answer.body as { id: string };
   };
@@ -39,7 +26,7 @@ it("sends each home stream the notes its timeline shows, and no other", async ()
   await call("POST", "/accounts/hr_author/mute", muter);
 
   const viewers = [author, follower, stranger, muter, recipient, fan];
-  const hub = server.services.live;
+  const hub = opened.server.services.live;
   if (!hub) throw new Error("no hub");
   const heard = new Map<TestAccount, string[]>();
   for (const [k, who] of viewers.entries()) {
@@ -54,8 +41,8 @@ it("sends each home stream the notes its timeline shows, and no other", async ()
     await call("POST", "/notes", author, { content: visibility, visibility });
   await call("POST", "/notes", author, { content: "direct", visibility: "direct", send_to: recipient.id });
   // A frozen account posts nothing through the API: its note is written as another client would.
-  await operator.query("UPDATE accounts SET frozen = true WHERE id = $1", [frozen.id]);
-  await operator.query("INSERT INTO notes (id, author_id, content) VALUES ($1, $2, 'frozen')", [
+  await opened.operator.query("UPDATE accounts SET frozen = true WHERE id = $1", [frozen.id]);
+  await opened.operator.query("INSERT INTO notes (id, author_id, content) VALUES ($1, $2, 'frozen')", [
     4_100_000_000_000n,
     frozen.id,
   ]);
@@ -71,7 +58,9 @@ it("sends each home stream the notes its timeline shows, and no other", async ()
   }
 
   for (const who of viewers) {
-    const timeline = (await server.request("GET", "/timeline/home", { token: who.token })).body as { id: string }[];
+    const timeline = (await opened.server.request("GET", "/timeline/home", { token: who.token })).body as {
+      id: string;
+    }[];
     expect(heard.get(who)?.toSorted(), who.name).toEqual(timeline.map((n) => n.id).toSorted());
   }
   // Each case is told apart: the author and its followers see its three non-direct notes and its

@@ -4,8 +4,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
+import pg from "pg";
 import type { Logger } from "pino";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { ensureDatabase } from "../../src/db/database.ts";
 import { createLogger } from "../../src/log.ts";
@@ -110,6 +111,25 @@ export async function startTestServer(
   };
   running.add(server);
   return server;
+}
+
+/**
+ * A server for the test file and an operator's own connection to its database (what is changed
+ * beside the server: an operator's SQL, another instance, the CLI), opened before the file's tests
+ * and closed after them. Its members are set once they are open.
+ */
+export function serverAndOperator(env: Record<string, string> = {}): { server: TestServer; operator: pg.Client } {
+  const opened = {} as { server: TestServer; operator: pg.Client };
+  beforeAll(async () => {
+    opened.server = await startTestServer(env);
+    opened.operator = new pg.Client({ connectionString: opened.server.databaseUrl });
+    await opened.operator.connect();
+  });
+  afterAll(async () => {
+    await opened.operator?.end();
+    await opened.server?.close();
+  });
+  return opened;
 }
 
 /** This file's test servers running now, by database: mail of one may be sent by another. */
