@@ -345,8 +345,8 @@ export class PostgresMessageQueue implements MessageQueue {
     // (bench/README.md, "Intake, 2026-11-27 (third)"; test/federation-queue-planned.test.ts).
     const { rows } = await this.pool.query<
       Omit<Claimed, "claim" | "carried"> & { known: Record<string, unknown> | null }
-    >({
-      text: `WITH ${done ? `${done.ctes},` : ""}
+    >(
+      `WITH ${done ? `${done.ctes},` : ""}
        claimed AS (
          UPDATE federation_messages
          SET claimed_by = $2, attempts = attempts + 1, parked = false,
@@ -379,8 +379,8 @@ export class PostgresMessageQueue implements MessageQueue {
                  AND k.key IN (SELECT jsonb_array_elements_text(claimed.message->'carriedReads'))
                  AND (k.expires_at IS NULL OR k.expires_at > now())) AS known
        FROM claimed`,
-      values: [this.name, claim, this.settings.leaseMs / 1000, ...(done?.values ?? [])],
-    });
+      [this.name, claim, this.settings.leaseMs / 1000, ...(done?.values ?? [])],
+    );
     const row = rows[0];
     if (!row) return undefined;
     const read = new Map<string, unknown>();

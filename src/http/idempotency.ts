@@ -118,7 +118,7 @@ export async function beginIdempotent(
   body: unknown = request.body,
 ): Promise<Idempotency | undefined> {
   const header = request.headers["idempotency-key"];
-  if (header === undefined || !idempotencyAsked(request)) return undefined;
+  if (header === undefined || !MUTATIONS.has(request.method)) return undefined;
   const key = Array.isArray(header) ? header.join(",") : header;
   if (!KEY.test(key)) throw new DomainError("INVALID_REQUEST");
   const owner = caller.account ? `account:${caller.account.id}` : `ip:${request.ip}`;

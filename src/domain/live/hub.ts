@@ -81,8 +81,8 @@ export class LiveHub {
   private readQueued = false;
   /** When the journal was last read (performance.now()), for config.liveReadSpacingMs. */
   private readAt = Number.NEGATIVE_INFINITY;
-  /** The streams the read under way sent events to, and how many the last one did. */
-  private reached = new Set<LiveStream>();
+  /** The streams the read under way sent events to (counted only under a budget), and how many the last one did. */
+  private reached?: Set<LiveStream>;
   private lastReached = 0;
   /** How long the last read took, its socket writes included (ms). */
   private lastTook = 0;
@@ -184,9 +184,12 @@ export class LiveHub {
         this.readAt = readAt;
         // A spaced read may come due after the last stream closed, or the hub did.
         if (!this.streams.size) return;
+        // Without a budget (the default) the reads are spaced by liveReadSpacingMs alone: nothing to count.
+        if (!this.services.config.liveReadBudgetMs) return this.read();
         this.reached = new Set();
         await this.read();
         this.lastReached = this.reached.size;
+        this.reached = undefined;
         // The writes go out as the tick ends (Node corks each response for it): after them.
         setImmediate(() => (this.lastTook = performance.now() - readAt));
       });
@@ -242,7 +245,7 @@ export class LiveHub {
   }
 
   private send(stream: LiveStream, event: LiveEvent): void {
-    this.reached.add(stream);
+    this.reached?.add(stream);
     stream.push(event);
   }
 
