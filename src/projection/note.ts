@@ -1,6 +1,7 @@
 // The note as every renderer draws it (field.ts): a NoteView in hand, or in SQL a notes row with
 // its reaction counts, as noteStatement selects them.
 
+import { BuiltSql } from "../db/built-sql.ts";
 import { Prisma } from "../db/client.ts";
 import type { PublicAccount } from "../domain/accounts/service.ts";
 import {
@@ -136,21 +137,6 @@ class PageValue {
 /** The caller's account id, standing in for it while a statement's text is built. */
 const CALLER = Object.freeze({ caller: true }) as unknown as bigint;
 
-/** A statement whose text was built once: the same string each time, so naming it is a lookup. */
-class BuiltSql extends Prisma.Sql {
-  constructor(
-    strings: readonly string[],
-    values: readonly unknown[],
-    private readonly built: string,
-  ) {
-    super(strings, values);
-  }
-
-  override get text(): string {
-    return this.built;
-  }
-}
-
 interface Built {
   publicUrl: string;
   localHost: string;
@@ -201,6 +187,6 @@ export function noteStatements(
     const values = built.values.map((v) =>
       v === CALLER ? viewer.viewerId : v instanceof PageValue ? page.values[v.index] : v,
     );
-    return new BuiltSql(built.strings, values, built.text);
+    return BuiltSql.of(built.strings, values, built.text);
   };
 }

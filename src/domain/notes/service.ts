@@ -1,4 +1,6 @@
 // Notes (docs/notes.md): create, renote (plain or quote), reply, get and delete.
+
+import { SqlTemplate, standIn } from "../../db/built-sql.ts";
 import { type Db, foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
 import { keyedWrites } from "../../db/keyed-writes.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
@@ -280,16 +282,40 @@ export function findVisibleNote(ctx: Context, noteId: string): Promise<NoteView>
 export async function getNote<T = NoteView>(ctx: Context, noteId: string, load: NoteLoader<T> = noteViews): Promise<T> {
   const id = parseSnowflake(noteId);
   if (id === undefined) throw new DomainError("NOTE_NOT_FOUND");
-  const [note] = await load(ctx, visibleNotes(ctx, Prisma.sql`n.id = ${id}`));
+  const [note] = await load(ctx, visibleNoteById(ctx, id));
   if (note === undefined) throw new DomainError("NOTE_NOT_FOUND");
   return note;
 }
 
 /** The notes `n` for which `where` holds that the caller may see, as a page statement for a loader. */
-function visibleNotes(ctx: Context, where: Prisma.Sql): Prisma.Sql {
-  const viewer = optionalAccount(ctx);
+export function visibleNotes(ctx: Context, where: Prisma.Sql): Prisma.Sql {
+  return visibleNotesOf(optionalAccount(ctx), where);
+}
+
+function visibleNotesOf(viewer: CallerAccount | undefined, where: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`SELECT n.* FROM notes n JOIN accounts author ON author.id = n.author_id
     WHERE ${where} AND ${audienceSql(viewer)} ${unfrozenSql(viewer, Prisma.raw("author"))}`;
+}
+
+const NOTE_ID = standIn("note id");
+const VIEWER_ID = standIn("viewer id");
+/**
+ * visibleNotes(ctx, `n.id = id`), whose text depends only on whether there is a viewer and whether
+ * it is a moderator: built once for each (by kind, below), get note's page puts its note's and
+ * viewer's ids in (test/unit/built-sql.test.ts holds it equal to visibleNotes).
+ */
+const byIdPages: SqlTemplate[] = [];
+
+export function visibleNoteById(ctx: Context, id: bigint): Prisma.Sql {
+  const viewer = optionalAccount(ctx);
+  const kind = viewer === undefined ? 0 : isModerator(viewer) ? 2 : 1;
+  let template = byIdPages[kind];
+  if (template === undefined) {
+    const standing = viewer && { ...viewer, id: VIEWER_ID };
+    template = new SqlTemplate(visibleNotesOf(standing, Prisma.sql`n.id = ${NOTE_ID}`), [NOTE_ID, VIEWER_ID]);
+    byIdPages[kind] = template;
+  }
+  return template.with([id, viewer?.id]);
 }
 
 /** The notes of `ids` the caller may see, in one query: each id's note, or null. */
