@@ -6,7 +6,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { Config } from "./config.ts";
 import { type Db, poolUse } from "./db/client.ts";
 import { DomainError } from "./domain/errors.ts";
@@ -22,19 +22,7 @@ const FEDERATION_QUEUES = ["inbox", "outbox", "fanout", "federation_outbox"] as 
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests = new Counter({
-    name: "murmur_http_requests_total",
-    help: "Requests answered, by method, route pattern and status",
-    labelNames: ["method", "route", "status"] as const,
-    registers: [this.registry],
-  });
-  private readonly durations = new Histogram({
-    name: "murmur_http_request_duration_seconds",
-    help: "Time from a request's arrival to its answer's end, by method, route pattern and status",
-    labelNames: ["method", "route", "status"] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
+  private readonly answers = new AnswerMeter(this.registry);
   private readonly refusals = new Counter({
     name: "murmur_rate_limit_refusals_total",
     help: "Requests refused 429 RATE_LIMITED, by limit (general, login, register, upload)",
@@ -271,11 +259,8 @@ export class Metrics {
 
   /** An answered request, counted under its route's pattern (never its URL: ids would explode the labels). */
   answered(request: FastifyRequest, reply: FastifyReply): void {
-    const pattern = request.routeOptions.url;
-    const route = pattern === undefined ? "unmatched" : pattern.replace(/^\/v0(?=\/|$)/, "") || "/";
-    const labels = { method: request.method, route, status: String(reply.statusCode) };
-    this.requests.inc(labels);
-    this.durations.observe(labels, reply.elapsedTime / 1000);
+    const route = routeOf(request.routeOptions.url);
+    this.answers.record(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     // An inbox POST refused before its body is read (src/federation/inbox-gate.ts): Fedify never sees it.
     if (
       request.method === "POST" &&
@@ -322,4 +307,105 @@ export async function scrapeMetrics(services: { config: Config; metrics: Metrics
     }
   }
   return services.metrics.registry.metrics();
+}
+
+const routes = new Map<string | undefined, string>();
+
+/** A route's pattern as the metrics name it: without /v0, "unmatched" for none. */
+function routeOf(pattern: string | undefined): string {
+  let route = routes.get(pattern);
+  if (route === undefined) {
+    route = pattern === undefined ? "unmatched" : pattern.replace(/^\/v0(?=\/|$)/, "") || "/";
+    routes.set(pattern, route);
+  }
+  return route;
+}
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The answers of one method, route pattern and status. */
+interface Answers {
+  labels: { method: string; route: string; status: string };
+  count: number;
+  sum: number;
+  /** Answers by the first bucket they fit in (the last: past them all). */
+  buckets: number[];
+}
+
+/**
+ * Requests answered, by method, route pattern and status, with their durations: counted here, and
+ * written at a scrape as prom-client's Counter and Histogram write theirs (the same names, labels
+ * and buckets). prom-client built a string of the three labels, twice, for every answer.
+ */
+class AnswerMeter {
+  /** By route, then method, then status: found without building a key. */
+  private readonly answers = new Map<string, Map<string, Map<number, Answers>>>();
+
+  constructor(registry: Registry) {
+    const metric = (name: string, help: string, type: string, values: () => object[]) => ({
+      name,
+      help,
+      type,
+      aggregator: "sum",
+      get: async () => ({ name, help, type, values: values(), aggregator: "sum" }),
+      reset: () => this.answers.clear(),
+    });
+    const all = () => [...this.answers.values()].flatMap((m) => [...m.values()].flatMap((s) => [...s.values()]));
+    const requests = "murmur_http_requests_total";
+    const durations = "murmur_http_request_duration_seconds";
+    // prom-client's registry takes any metric that gives its values so.
+    registry.registerMetric(
+      metric(requests, "Requests answered, by method, route pattern and status", "counter", () =>
+        all().map((a) => ({ labels: a.labels, value: a.count })),
+      ) as never,
+    );
+    registry.registerMetric(
+      metric(
+        durations,
+        "Time from a request's arrival to its answer's end, by method, route pattern and status",
+        "histogram",
+        () =>
+          all().flatMap((a) => {
+            const cumulative: number[] = [];
+            for (const [i, n] of a.buckets.entries()) cumulative.push((cumulative[i - 1] ?? 0) + n);
+            const bucket = (le: number | string, value: number) => ({
+              labels: { le },
+              sharedLabels: a.labels,
+              value,
+              metricName: `${durations}_bucket`,
+            });
+            return [
+              ...DURATION_BUCKETS.map((le, i) => bucket(le, cumulative[i])),
+              bucket("+Inf", a.count),
+              { labels: {}, sharedLabels: a.labels, value: a.sum, metricName: `${durations}_sum` },
+              { labels: {}, sharedLabels: a.labels, value: a.count, metricName: `${durations}_count` },
+            ];
+          }),
+      ) as never,
+    );
+  }
+
+  record(method: string, route: string, status: number, seconds: number): void {
+    let byMethod = this.answers.get(route);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.answers.set(route, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    let answers = byStatus.get(status);
+    if (answers === undefined) {
+      const labels = { method, route, status: String(status) };
+      answers = { labels, count: 0, sum: 0, buckets: new Array(DURATION_BUCKETS.length + 1).fill(0) };
+      byStatus.set(status, answers);
+    }
+    answers.count++;
+    answers.sum += seconds;
+    let bucket = 0;
+    while (bucket < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[bucket]) bucket++;
+    answers.buckets[bucket]++;
+  }
 }

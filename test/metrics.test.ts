@@ -48,6 +48,15 @@ describe("GET /metrics", () => {
     expect(
       sample(after, "murmur_http_request_duration_seconds_count", 'method="GET",route="/notes/:note_id",status="404"'),
     ).toBe(noteCount(after));
+    // Buckets count every answer at or below their bound: all of them under +Inf.
+    const bucket = (le: string) =>
+      sample(
+        after,
+        "murmur_http_request_duration_seconds_bucket",
+        `le="${le}",method="GET",route="/notes/:note_id",status="404"`,
+      );
+    expect(bucket("+Inf")).toBe(noteCount(after));
+    expect(bucket("0.005")).toBeLessThanOrEqual(bucket("10"));
     // The database pool, the event loop (prom-client's default metrics).
     expect(sample(after, "murmur_db_pool_connections")).toBeGreaterThan(0);
     expect(after).toMatch(/^murmur_db_pool_idle \d+$/m);
