@@ -22,7 +22,8 @@ it("gives the rows and types Prisma's $queryRaw gives", async () => {
     SELECT n.id, n.author_id AS "authorId", n.content, n.visibility::text AS visibility, n.send_to_id AS "sendToId",
       n.created_at AS "createdAt", a.locked, a.followers_count AS "followersCount",
       json_build_object('id', a.id::text, 'name', a.name, 'createdAt', a.created_at) AS author,
-      ARRAY[n.id, n.author_id] AS ids, NULL::json AS nothing, '{}'::json AS empty
+      ARRAY[n.id, n.author_id] AS ids, '{}'::bigint[] AS "noIds", '{-5,0,9223372036854775807}'::bigint[] AS extremes,
+      NULL::json AS nothing, '{}'::json AS empty
     FROM notes n JOIN accounts a ON a.id = n.author_id
     WHERE n.created_at > ${since} AND n.id = ANY(${[0n, 1n]}::bigint[]) IS NOT TRUE
     ORDER BY n.id DESC`;
@@ -34,6 +35,7 @@ it("gives the rows and types Prisma's $queryRaw gives", async () => {
   expect(typeof direct[0].id).toBe("bigint");
   expect(direct[0].createdAt).toBeInstanceOf(Date);
   expect(direct[0].ids).toEqual([direct[0].id, direct[0].authorId]);
+  expect([direct[0].noIds, direct[0].extremes]).toEqual([[], [-5n, 0n, 9223372036854775807n]]);
   // Twice: the second time the statement is prepared on its connection.
   expect(await queryRows(db, statement(since))).toEqual(direct);
 });

@@ -55,11 +55,23 @@ const INT8_ARRAY = 1016;
 const rowTypes = {
   getTypeParser: (oid: number, format?: "text" | "binary") => {
     if (oid === INT8) return BigInt;
-    if (oid === INT8_ARRAY)
-      return (text: string) => (pg.types.getTypeParser(oid as never, "text")(text) as string[]).map(BigInt);
+    if (oid === INT8_ARRAY) return int8Array;
     return pg.types.getTypeParser(oid as never, format);
   },
 } as pg.CustomTypesConfig;
+
+/** One dimension of integers, no NULL: the form of every bigint[] our statements select. */
+const FLAT_INTEGERS = /^\{-?[0-9]+(?:,-?[0-9]+)*\}$/;
+
+/**
+ * A bigint[] column as BigInts. The live hub's rule answers each read with arrays of up to a
+ * thousand viewers: node-postgres's general array parser took ~0.7 ms for each (5x the split).
+ */
+function int8Array(text: string): unknown[] {
+  if (text === "{}") return [];
+  if (FLAT_INTEGERS.test(text)) return text.slice(1, -1).split(",").map(BigInt);
+  return (pg.types.getTypeParser(INT8_ARRAY as never, "text")(text) as string[]).map(BigInt);
+}
 
 /**
  * The rows of a read-only `query`, as `db.$queryRaw` gives them, sent through node-postgres
