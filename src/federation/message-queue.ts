@@ -364,19 +364,24 @@ export class PostgresMessageQueue implements MessageQueue {
          RETURNING id, message, ordering_key, attempts, run_at),
        -- The claim never waits on a row's lock: a successor another statement holds (a paused
        -- server's postpone, which moves it anyway) is left unparked; the claim's own order check
-       -- still keeps it behind. Waiting here had deadlocked claims against postpones.
-       to_park AS (
-         SELECT q.id FROM federation_messages q, claimed c
-         WHERE q.queue = $1 AND q.ordering_key = c.ordering_key AND q.run_at <= now() AND q.id > c.id
-         FOR UPDATE OF q SKIP LOCKED),
+       -- still keeps it behind. Waiting here had deadlocked claims against postpones. One
+       -- statement, not a CTE of the successors joined to the update: PostgreSQL planned that
+       -- longer than the rest of the claim (bench/README.md, "Intake, 2026-11-27 (fourth)").
        parked AS (
-         UPDATE federation_messages p SET parked = true, run_at = claimed.run_at
-         FROM claimed, to_park
-         WHERE p.id = to_park.id)
+         UPDATE federation_messages p SET parked = true, run_at = c.run_at
+         FROM claimed c
+         WHERE p.id IN (
+           SELECT q.id FROM federation_messages q
+           WHERE q.queue = $1 AND q.ordering_key = c.ordering_key AND q.run_at <= now() AND q.id > c.id
+           FOR UPDATE SKIP LOCKED))
+       -- The keys as an array the primary key is probed with: as a semi-join with the keys' set
+       -- (k.key IN (SELECT ...)), PostgreSQL read the whole table at every claim, every
+       -- idempotence record of the last day (bench/README.md, "Intake, 2026-11-27 (fourth)").
        SELECT id, message, ordering_key, attempts,
               (SELECT jsonb_object_agg(k.key, k.value) FROM federation_kv k
-               WHERE jsonb_typeof(claimed.message->'carriedReads') = 'array'
-                 AND k.key IN (SELECT jsonb_array_elements_text(claimed.message->'carriedReads'))
+               WHERE k.key = ANY (ARRAY(
+                   SELECT jsonb_array_elements_text(claimed.message->'carriedReads')
+                   WHERE jsonb_typeof(claimed.message->'carriedReads') = 'array'))
                  AND (k.expires_at IS NULL OR k.expires_at > now())) AS known
        FROM claimed`,
       [this.name, claim, this.settings.leaseMs / 1000, ...(done?.values ?? [])],
