@@ -171,11 +171,9 @@ const env = z.object({
     .enum(["true", "false"])
     .optional()
     .transform((v) => v === "true"),
-  // docs/running.md#federation-worker: off, this process only enqueues (a `murmur worker` delivers).
-  FEDERATION_QUEUE: z
-    .enum(["on", "off"])
-    .optional()
-    .transform((v) => v !== "off"),
+  // docs/running.md#federation-worker: off, this process only enqueues (a `murmur worker` delivers);
+  // thread, a worker thread of this process works the queue.
+  FEDERATION_QUEUE: z.enum(["on", "off", "thread"]).optional().default("on"),
   // docs/federation.md#delivery: the first retry's wait (doubling to an hour), and how long a
   // server that keeps failing is skipped before it is tried again.
   FEDERATION_RETRY_MS: integer(10, 3_600_000, 1_000),
@@ -263,8 +261,11 @@ export interface Config {
   federation: boolean;
   /** Whether federation may fetch private, loopback and link-local addresses (tests, local setups). */
   federationAllowPrivate: boolean;
-  /** Whether this process works the federation queue (delivers); off, it only enqueues. */
-  federationQueue: boolean;
+  /**
+   * Who works the federation queue (delivers, handles what was received): this process's own
+   * thread (on), a worker thread of it (thread), or another process (off: this one only enqueues).
+   */
+  federationQueue: "on" | "off" | "thread";
   /** The first wait before a failed delivery is tried again; doubled each time, up to an hour. */
   federationRetryMs: number;
   /** How long a server that keeps failing is skipped before one delivery tries it again. */
@@ -303,6 +304,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   if (e.DATABASE_REPLICA_URL && !e.DATABASE_URL) {
     throw new ConfigError("invalid configuration: DATABASE_REPLICA_URL needs DATABASE_URL (replicas of that database)");
+  }
+  if (e.FEDERATION_QUEUE === "thread" && e.WORKER_ID !== undefined) {
+    // The thread mints ids too, so it leases a worker id of its own (docs/fleet.md#worker-ids).
+    throw new ConfigError("invalid configuration: FEDERATION_QUEUE=thread needs WORKER_ID unset");
   }
   const publicUrlText = e.PUBLIC_URL ?? `http://localhost:${e.PORT}`;
   const publicUrl = new URL(publicUrlText);

@@ -30,6 +30,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import os from "node:os";
+import { isMainThread, threadId } from "node:worker_threads";
 import type {
   MessageQueue,
   MessageQueueDepth,
@@ -120,7 +121,8 @@ export class PostgresMessageQueue implements MessageQueue {
   private readonly pool: pg.Pool;
   private readonly log: Logger;
   private readonly name: string;
-  private readonly worker = `${os.hostname()}:${process.pid}`;
+  /** Who claims, in claimed_by: the process, and the thread when not its main one (FEDERATION_QUEUE=thread). */
+  private readonly worker = `${os.hostname()}:${process.pid}${isMainThread ? "" : `:thread${threadId}`}`;
   private readonly failures: RepeatedFailure;
   /** Enqueues not written yet, and the write that will take them (flush). */
   private pending: PendingEnqueue[] = [];

@@ -14,6 +14,7 @@ import { PostgresMessageQueue } from "./message-queue.ts";
 import { isNoteKind, noteActivity, noteUris } from "./notes.ts";
 import { type OutboxActivity, OutboxRelay } from "./outbox.ts";
 import { isProfileKind, profileActivity } from "./profile.ts";
+import { startQueueThread } from "./queue-thread.ts";
 import { isReactionKind, reactionActivity, reactionUris } from "./reactions.ts";
 import { remoteAccounts } from "./remote-accounts.ts";
 import { forwardActivity, isForwardKind } from "./report-flag.ts";
@@ -83,8 +84,14 @@ export function openFederation(services: AppServices, work: boolean): OpenFedera
 }
 
 export async function mountFederation(app: FastifyInstance, services: AppServices): Promise<void> {
-  const { federation, close } = openFederation(services, services.config.federationQueue);
-  app.addHook("onClose", close);
+  const mode = services.config.federationQueue;
+  const { federation, close } = openFederation(services, mode === "on");
+  // Worked by a thread of this process (src/federation/queue-thread.ts), stopped before the rest.
+  const thread = mode === "thread" ? startQueueThread(services) : undefined;
+  app.addHook("onClose", async () => {
+    await thread?.close();
+    await close();
+  });
   await mountFedify(app, federation, {
     origin: services.config.publicUrl,
     contextData: services,
