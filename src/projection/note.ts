@@ -1,7 +1,7 @@
 // The note as every renderer draws it (field.ts): a NoteView in hand, or in SQL a notes row with
 // its reaction counts, as noteStatement selects them.
 
-import { BuiltSql } from "../db/built-sql.ts";
+import { BuiltSql, standIn } from "../db/built-sql.ts";
 import { Prisma } from "../db/client.ts";
 import type { PublicAccount } from "../domain/accounts/service.ts";
 import {
@@ -135,7 +135,7 @@ class PageValue {
 }
 
 /** The caller's account id, standing in for it while a statement's text is built. */
-const CALLER = Object.freeze({ caller: true }) as unknown as bigint;
+const CALLER = standIn("caller");
 
 interface Built {
   publicUrl: string;

@@ -299,13 +299,14 @@ function visibleNotesOf(viewer: CallerAccount | undefined, where: Prisma.Sql): P
 
 const NOTE_ID = standIn("note id");
 const VIEWER_ID = standIn("viewer id");
-/**
- * visibleNotes(ctx, `n.id = id`), whose text depends only on whether there is a viewer and whether
- * it is a moderator: built once for each (by kind, below), get note's page puts its note's and
- * viewer's ids in (test/unit/built-sql.test.ts holds it equal to visibleNotes).
- */
+/** visibleNoteById's templates: for no viewer, an account, a moderator. */
 const byIdPages: SqlTemplate[] = [];
 
+/**
+ * visibleNotes(ctx, `n.id = id`), whose text depends only on whether there is a viewer and whether
+ * it is a moderator: built once for each, get note's page puts its note's and viewer's ids in
+ * (test/unit/built-sql.test.ts holds it equal to visibleNotes).
+ */
 export function visibleNoteById(ctx: Context, id: bigint): Prisma.Sql {
   const viewer = optionalAccount(ctx);
   const kind = viewer === undefined ? 0 : isModerator(viewer) ? 2 : 1;
