@@ -188,7 +188,9 @@ export class LiveHub {
         if (!this.services.config.liveReadBudgetMs) return this.read();
         this.reached = new Set();
         await this.read();
-        this.lastReached = this.reached.size;
+        // A read that wrote nothing (the once-a-second poll, mostly) leaves the spacing as the last
+        // read that wrote set it: counted as none, it let the next burst be read at once.
+        if (this.reached.size) this.lastReached = this.reached.size;
         this.reached = undefined;
         // The writes go out as the tick ends (Node corks each response for it): after them.
         setImmediate(() => (this.lastTook = performance.now() - readAt));
