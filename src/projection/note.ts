@@ -1,7 +1,7 @@
 // The note as every renderer draws it (field.ts): a NoteView in hand, or in SQL a notes row with
 // its reaction counts, as noteStatement selects them.
 
-import { BuiltSql, standIn } from "../db/built-sql.ts";
+import { SqlTemplate, standIn } from "../db/built-sql.ts";
 import { Prisma } from "../db/client.ts";
 import type { PublicAccount } from "../domain/accounts/service.ts";
 import {
@@ -129,21 +129,14 @@ export function noteStatement(page: Prisma.Sql, draw: (t: string) => Prisma.Sql)
     ORDER BY p.id DESC`;
 }
 
-/** Where a value of a built statement comes from: the page's values, by index. */
-class PageValue {
-  constructor(readonly index: number) {}
-}
-
 /** The caller's account id, standing in for it while a statement's text is built. */
 const CALLER = standIn("caller");
 
 interface Built {
   publicUrl: string;
   localHost: string;
-  strings: readonly string[];
-  text: string;
-  /** Each value: a PageValue, CALLER, or the value itself. */
-  values: readonly unknown[];
+  /** Its values: the caller's id (CALLER), then the page's values, in order. */
+  template: SqlTemplate;
 }
 
 /** Built statements kept per drawing; texts are few (a page's text is one of a fixed set of parts). */
@@ -168,25 +161,17 @@ export function noteStatements(
     const key = page.text;
     let built = kept.get(key);
     if (built === undefined || built.publicUrl !== viewer.publicUrl || built.localHost !== viewer.localHost) {
-      const standIn: Viewer = { ...viewer, viewerId: viewer.viewerId === undefined ? undefined : CALLER };
-      const pageValues = new Prisma.Sql(
-        page.strings,
-        page.values.map((_, i) => new PageValue(i)),
-      );
-      const statement = noteStatement(pageValues, (t) => draw(t, standIn));
+      const standing: Viewer = { ...viewer, viewerId: viewer.viewerId === undefined ? undefined : CALLER };
+      const pageValues = page.values.map((_, i) => standIn(`page value ${i}`));
+      const statement = noteStatement(new Prisma.Sql(page.strings, pageValues), (t) => draw(t, standing));
       built = {
         publicUrl: viewer.publicUrl,
         localHost: viewer.localHost,
-        strings: statement.strings,
-        text: statement.text,
-        values: statement.values,
+        template: new SqlTemplate(statement, [CALLER, ...pageValues]),
       };
       if (kept.size >= BUILT_KEPT) kept.clear();
       kept.set(key, built);
     }
-    const values = built.values.map((v) =>
-      v === CALLER ? viewer.viewerId : v instanceof PageValue ? page.values[v.index] : v,
-    );
-    return BuiltSql.of(built.strings, values, built.text);
+    return built.template.with([viewer.viewerId, ...page.values]);
   };
 }
