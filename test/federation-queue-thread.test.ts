@@ -56,10 +56,13 @@ describe("the federation queue in a worker thread", () => {
         return (listed.body as { name: string }[]).map((followed) => followed.name);
       }, WAIT)
       .toEqual([`@bob@${peer.host}`]);
-    // Counted by the thread, answered by the server's thread.
-    const metrics = (await server.request("GET", "/metrics")).body as string;
-    expect(metrics).toMatch(/murmur_federation_deliveries_total\{outcome="delivered"\} [1-9]/);
-    expect(metrics).toMatch(/murmur_federation_inbox_activities_total\{type="Accept",result="handled",reason=""\} 1/);
+    // Counted by the thread, answered by the server's thread: a count is posted once its handler
+    // returns, which may be a moment after the follow it wrote is read.
+    const metrics = async () => (await server.request("GET", "/metrics")).body as string;
+    await expect.poll(metrics, WAIT).toMatch(/murmur_federation_deliveries_total\{outcome="delivered"\} [1-9]/);
+    await expect
+      .poll(metrics, WAIT)
+      .toMatch(/murmur_federation_inbox_activities_total\{type="Accept",result="handled",reason=""\} 1/);
   });
 
   it("is refused with WORKER_ID set: the thread mints ids with a worker id of its own", () => {
