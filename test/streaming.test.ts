@@ -2,7 +2,9 @@
 // stream is read on A while everything is written through B, so each event crossed instances.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client.ts";
 import { TOKEN_LIFETIME_SECONDS, TokenIssuer } from "../src/domain/sessions/tokens.ts";
+import { holdOpen } from "./support/held-transaction.ts";
 import { type Instance, startInstance } from "./support/instances.ts";
 import { run } from "./support/process.ts";
 import { accountOn, call, type RemoteAccount } from "./support/remote.ts";
@@ -116,6 +118,24 @@ describe("notes reach the streams whose timeline they belong on", () => {
     expect(resumed.events).toHaveLength(3);
     const byQuery = await stream(`/streaming/home?last_event_id=${missed[0].id}`, bob);
     expect((await byQuery.event(0)).id).toBe(missed[1].id);
+  }, 30_000);
+});
+
+describe("a fresh stream starts where it opens", () => {
+  it("a note committed before the opening is not sent, though an older transaction still running holds the journal back", async () => {
+    const holder = createDb(env.DATABASE_URL, () => {});
+    try {
+      // Anything running anywhere in the cluster keeps the journal's horizon before what follows.
+      const held = await holdOpen(holder, (tx) => tx.$executeRaw`SELECT pg_current_xact_id()`);
+      const before = await post(alice, { content: "before the opening" });
+      const global = await stream("/streaming/global");
+      const after = await post(alice, { content: "after the opening" });
+      await held.commit();
+      expect((await global.event(0)).id).toBe(after.id);
+      expect(global.events.map((e) => e.id)).not.toContain(before.id);
+    } finally {
+      await holder.$disconnect();
+    }
   }, 30_000);
 });
 

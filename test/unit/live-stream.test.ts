@@ -46,6 +46,16 @@ describe("LiveStream", () => {
     expect(stream.ended).toBe("closed");
   });
 
+  it("leaves out of a fresh stream what had committed when it opened, whatever the hub's cursor", () => {
+    // Opened while transactions 7 and 9 ran, 10 not yet begun: 3, 5 and 8 had committed.
+    const opened = { xmin: 7n, xmax: 10n, running: new Set([7n, 9n]) };
+    const stream = new LiveStream("global", undefined, "127.0.0.1", undefined, undefined, undefined, opened);
+    const seen: string[] = [];
+    stream.attach((event) => seen.push(`${event.event}:${event.id}`));
+    for (const xid of [3, 5, 7, 8, 9, 10, 12]) stream.push(note(xid));
+    expect(seen).toEqual(["note:7", "note:9", "note:10", "note:12"]);
+  });
+
   it("leaves out what a resumed client had: events at or before its position, whatever their ids", () => {
     const stream = new LiveStream("home", undefined, "127.0.0.1", undefined, undefined, at(5));
     const seen: string[] = [];

@@ -117,6 +117,25 @@ export async function journalHorizon(db: Db): Promise<Position> {
   return { xid: BigInt(row.horizon), seq: 0n };
 }
 
+/** Which transactions had committed at a moment (PostgreSQL's pg_snapshot, as numbers). */
+export interface Snapshot {
+  xmin: bigint;
+  xmax: bigint;
+  running: Set<bigint>;
+}
+
+/** The snapshot now, of the whole cluster as the journal's positions are. */
+export async function journalSnapshot(db: Db): Promise<Snapshot> {
+  const [row] = await queryRows<{ snapshot: string }>(db, Prisma.sql`SELECT pg_current_snapshot()::text AS snapshot`);
+  const [xmin, xmax, running] = row.snapshot.split(":");
+  return { xmin: BigInt(xmin), xmax: BigInt(xmax), running: new Set(running ? running.split(",").map(BigInt) : []) };
+}
+
+/** Whether the transaction `xid` had committed (or ended) when `snapshot` was taken. */
+export function endedIn(snapshot: Snapshot, xid: bigint): boolean {
+  return xid < snapshot.xmin || (xid < snapshot.xmax && !snapshot.running.has(xid));
+}
+
 /**
  * Where a stream resumed with Last-Event-ID `id` (a note, notification or announcement it was
  * sent) stands. An id the journal no longer holds (older than JOURNAL_HOURS) or never held stands

@@ -11,7 +11,14 @@ import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import { REPLAY_PAGE } from "../timelines/page.ts";
 import { timeline } from "../timelines/service.ts";
 import type { LiveHub } from "./hub.ts";
-import { isAfter, notesCreatedBetween, notificationsBetween, type Position, positionOf } from "./journal.ts";
+import {
+  isAfter,
+  journalSnapshot,
+  notesCreatedBetween,
+  notificationsBetween,
+  type Position,
+  positionOf,
+} from "./journal.ts";
 import { type LiveEvent, LiveStream, type StreamKind } from "./stream.ts";
 
 export interface StreamOptions {
@@ -40,7 +47,8 @@ export async function openStream(ctx: LiveContext, kind: StreamKind, options: St
   // The journal is the primary's: a replica may not have the replay's events yet.
   const primary = { ...ctx, db: hub.db };
   const after = lastEventId === undefined ? undefined : await positionOf(hub.db, lastEventId);
-  const stream = new LiveStream(kind, viewer, ctx.caller.ip, list?.id, ctx.caller.issuedAt, after);
+  const opened = after ? undefined : await journalSnapshot(hub.db);
+  const stream = new LiveStream(kind, viewer, ctx.caller.ip, list?.id, ctx.caller.issuedAt, after, opened);
   // Events after `from` go to the stream as they are read; the replay is what came between.
   const from = await hub.add(stream);
   try {

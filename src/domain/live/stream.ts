@@ -7,7 +7,7 @@ import type { PublicAccount } from "../accounts/service.ts";
 import type { NoteView } from "../notes/service.ts";
 import type { AnnouncementView } from "../notifications/service.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
-import { isAfter, type Position } from "./journal.ts";
+import { endedIn, isAfter, type Position, type Snapshot } from "./journal.ts";
 
 export type StreamKind = "home" | "global" | "list" | "notifications";
 
@@ -41,6 +41,11 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
     readonly issuedAt?: Date,
     /** Where a resumed stream's client stood: it had every event up to there. */
     readonly after?: Position,
+    /**
+     * When a fresh stream opened: what had committed then is not sent. The hub's cursor can stand
+     * well before (a transaction anywhere in the cluster holds the horizon back).
+     */
+    readonly opened?: Snapshot,
   ) {}
 
   get ended(): EndReason | undefined {
@@ -50,6 +55,7 @@ export class LiveStream implements AsyncIterable<LiveEvent> {
   push(event: LiveEvent): void {
     // Read by this instance later than by the one the client resumed from: sent already.
     if (this.endedBy || (this.after && !isAfter(event.at, this.after))) return;
+    if (this.opened && endedIn(this.opened, event.at.xid)) return;
     if (this.sink) {
       this.sink(event);
       return;
