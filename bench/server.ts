@@ -103,7 +103,10 @@ export async function startBenchServer(
         .filter(Boolean)
         .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
     );
-    cluster = new EmbeddedPostgres({ dataDir: path.join(dataDir, "pg"), settings });
+    // BENCH_PG_LOG=<file>: PostgreSQL's log written there (auto_explain's plans, say).
+    const logFile = process.env.BENCH_PG_LOG;
+    const log = logFile ? (line: string) => fs.appendFileSync(logFile, `${line}\n`) : undefined;
+    cluster = new EmbeddedPostgres({ dataDir: path.join(dataDir, "pg"), settings, log });
     await cluster.start();
     await ensureDatabase(cluster.url(), "murmur_bench");
     databaseUrl = cluster.url("murmur_bench");

@@ -23,9 +23,16 @@ export async function rememberOvertaken(db: Db, kind: Overtaken, uri: URL): Prom
     ON CONFLICT (key) DO NOTHING`;
 }
 
-/** Whether `uri` was undone or deleted before it came, as an SQL condition (a statement may ask it among others). */
+/**
+ * Whether `uri` was undone or deleted before it came, as an SQL condition (a statement may ask it
+ * among others). The expiry is read from the row the key finds, not asked of the scan: the table's
+ * statistics say that hardly a row outlives now() (its rows expire a day after they come, and the
+ * newest are past what the last ANALYZE saw), and with `expires_at > now()` in its condition
+ * PostgreSQL probed the expiry's index and read every live record (bench/README.md, "Intake after
+ * a fan-out, 2026-11-27"; test/federation-overtaken-planned.test.ts).
+ */
 export function overtakenSql(kind: Overtaken, uri: URL): Prisma.Sql {
-  return Prisma.sql`EXISTS (SELECT FROM federation_kv WHERE key = ${overtakenKey(kind, uri)} AND expires_at > now())`;
+  return Prisma.sql`COALESCE((SELECT expires_at > now() FROM federation_kv WHERE key = ${overtakenKey(kind, uri)}), false)`;
 }
 
 /** Whether `uri` was undone or deleted before it came. */

@@ -79,6 +79,30 @@ export async function storeRemoteNote(services: Services, note: RemoteNote): Pro
     note.visibility === "followers"
       ? Prisma.sql`AND EXISTS (SELECT FROM follows f WHERE f.follower_id = x.id AND f.followee_id = ${note.authorId})`
       : Prisma.empty;
+  // The notices only when there is someone to notify: each INSERT into notifications runs that
+  // table's statement trigger even for no rows, and its text is planned at every note (most
+  // notes taken in mention nobody here and renote nothing).
+  const mentionNotices = mentioned.length
+    ? Prisma.sql`, mentioned AS (
+      INSERT INTO notifications (id, recipient_id, type, actor_id, note_id)
+      SELECT x.notice, x.id, 'mentioned', ${note.authorId}, ${id}
+      FROM unnest(${mentioned}::bigint[], ${noticeIds}::bigint[]) AS x(id, notice)
+      JOIN accounts a ON a.id = x.id AND a.host IS NULL AND a.deleted_at IS NULL
+      WHERE EXISTS (SELECT FROM note) AND ${notifiableSql(Prisma.sql`x.id`, note.authorId)} ${mayRead}
+        ${heardBy(Prisma.sql`x.id`)}
+    )`
+    : Prisma.empty;
+  const renoteNotice =
+    note.renoteId !== null
+      ? Prisma.sql`, renoted AS (
+      INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
+      SELECT ${services.ids.next()}, r.author_id, 'renoted', ${note.authorId}, r.id,
+        CASE WHEN r.cw_comment <> '' THEN '' ELSE r.content END
+      FROM notes r JOIN accounts a ON a.id = r.author_id AND a.host IS NULL
+      WHERE r.id = ${note.renoteId} AND EXISTS (SELECT FROM note)
+        AND ${notifiableSql(Prisma.sql`r.author_id`, note.authorId)} ${heardBy(Prisma.sql`r.author_id`)}
+    )`
+      : Prisma.empty;
   const statement = Prisma.sql`
     WITH note AS (
       INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id, uri, url)
@@ -88,21 +112,7 @@ export async function storeRemoteNote(services: Services, note: RemoteNote): Pro
       RETURNING id
     ), counted AS (
       UPDATE accounts SET notes_count = notes_count + 1 WHERE id = ${note.authorId} AND EXISTS (SELECT FROM note)
-    ), mentioned AS (
-      INSERT INTO notifications (id, recipient_id, type, actor_id, note_id)
-      SELECT x.notice, x.id, 'mentioned', ${note.authorId}, ${id}
-      FROM unnest(${mentioned}::bigint[], ${noticeIds}::bigint[]) AS x(id, notice)
-      JOIN accounts a ON a.id = x.id AND a.host IS NULL AND a.deleted_at IS NULL
-      WHERE EXISTS (SELECT FROM note) AND ${notifiableSql(Prisma.sql`x.id`, note.authorId)} ${mayRead}
-        ${heardBy(Prisma.sql`x.id`)}
-    ), renoted AS (
-      INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
-      SELECT ${services.ids.next()}, r.author_id, 'renoted', ${note.authorId}, r.id,
-        CASE WHEN r.cw_comment <> '' THEN '' ELSE r.content END
-      FROM notes r JOIN accounts a ON a.id = r.author_id AND a.host IS NULL
-      WHERE r.id = ${note.renoteId} AND EXISTS (SELECT FROM note)
-        AND ${notifiableSql(Prisma.sql`r.author_id`, note.authorId)} ${heardBy(Prisma.sql`r.author_id`)}
-    ), indexed AS (
+    )${mentionNotices}${renoteNotice}, indexed AS (
       INSERT INTO search_outbox (op, target_id) SELECT 'upsert', note.id FROM note WHERE ${searchIndexedSql(services)}
     )${attached}
     SELECT id FROM note UNION ALL SELECT id FROM notes WHERE uri = ${note.uri} AND NOT EXISTS (SELECT FROM note)`;
