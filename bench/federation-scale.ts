@@ -23,6 +23,7 @@ import { remoteKeyOf } from "../src/domain/accounts/rules.ts";
 import { closeServices } from "../src/services.ts";
 import { cpuMicros, type Load, load, postgresCpuMicros } from "./load.ts";
 import { type BenchServer, benchAccount, benchServices, startBenchServer } from "./server.ts";
+import { pgStatements } from "./sql.ts";
 
 export const SCALE_BENCHES = ["fanout", "intake", "dead"] as const;
 export type ScaleBench = (typeof SCALE_BENCHES)[number];
@@ -458,11 +459,8 @@ export async function benchFederationScale(names: readonly ScaleBench[]): Promis
         bench: process.cpuUsage().user + process.cpuUsage().system,
         at: performance.now(),
       });
-      // BENCH_PG_STATEMENTS=1 (with BENCH_PG_SETTINGS=shared_preload_libraries=pg_stat_statements):
-      // the statements of the measured run, by PostgreSQL's time in them.
-      const statements = process.env.BENCH_PG_STATEMENTS === "1";
-      if (statements)
-        await db.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()");
+      // The statements of the measured run, by PostgreSQL's time in them (bench/sql.ts).
+      if (pgStatements.wanted) await pgStatements.reset(db);
       const cpuStart = cpuNow();
       const measured = storedBy(warmed.stored + intakeActivities);
       const posted = await sim.post<{
@@ -477,14 +475,7 @@ export async function benchFederationScale(names: readonly ScaleBench[]): Promis
       const done = await measured;
       const cpuDone = cpuNow();
       const stored = done.stored - warmed.stored;
-      if (statements) {
-        const { rows: top } = await db.query(
-          `SELECT calls, round(total_exec_time::numeric, 1) AS ms, round(total_plan_time::numeric, 1) AS plan_ms, round((total_exec_time / nullif(calls, 0))::numeric, 3) AS ms_each,
-                  rows, shared_blks_hit AS hit, wal_records, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
-           FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 15`,
-        );
-        console.table(top);
-      }
+      if (pgStatements.wanted) await pgStatements.print(db);
       const perActivity = (key: Exclude<keyof ReturnType<typeof cpuNow>, "at">) =>
         Math.round((cpuDone[key] - cpuStart[key]) / 10 / stored) / 100;
       const percent = (key: "server" | "postgres") =>

@@ -5,6 +5,7 @@
 // "search" (keyword search by 32 connections; with --explain its plan), "federation" (two
 // servers of their own, bench/federation.ts; nothing seeded), "fanout", "intake", "dead"
 // (federation at scale against simulated servers, bench/federation-scale.ts; a server of their own).
+import pg from "pg";
 import { addNotes, seed } from "../src/cli/seed.ts";
 import { searchNotes } from "../src/domain/search/service.ts";
 import { closeServices } from "../src/services.ts";
@@ -15,7 +16,7 @@ import { load } from "./load.ts";
 import { benchReactions } from "./react.ts";
 import { KEYWORD } from "./search.ts";
 import { benchServices, startBenchServer } from "./server.ts";
-import { SqlProbe } from "./sql.ts";
+import { pgStatements, SqlProbe } from "./sql.ts";
 
 const SMALL = 10_000;
 
@@ -32,6 +33,7 @@ export async function runOnly(name: string): Promise<void> {
   const totalNotes = Number(process.env.BENCH_NOTES ?? 1_000_000);
   const server = await startBenchServer();
   const services = await benchServices(server);
+  let statements: pg.Client | undefined;
   try {
     const seeded = await seed(services, server.databaseUrl, {
       accounts,
@@ -42,6 +44,12 @@ export async function runOnly(name: string): Promise<void> {
     await addNotes(server.databaseUrl, seeded, totalNotes - SMALL);
     await services.db.$executeRawUnsafe("VACUUM (ANALYZE)");
     await services.db.$executeRawUnsafe("CHECKPOINT");
+    // The statements of the benches, without the seed's (bench/sql.ts).
+    statements = pgStatements.wanted ? new pg.Client({ connectionString: server.databaseUrl }) : undefined;
+    if (statements) {
+      await statements.connect();
+      await pgStatements.reset(statements);
+    }
     const sign = async (id: bigint) => (await services.tokens.sign(id, "access")).token;
     if (names.includes("create note")) {
       const authors = await services.db.account.findMany({
@@ -87,7 +95,9 @@ export async function runOnly(name: string): Promise<void> {
       console.log("Reactions to one note, 32 connections, each request another account (goal >= 1,000/s):");
       console.table(loads);
     }
+    if (statements) await pgStatements.print(statements);
   } finally {
+    await statements?.end();
     await closeServices(services);
     await server.stop();
   }

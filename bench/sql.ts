@@ -63,3 +63,25 @@ export class SqlProbe {
     await this.db.$disconnect();
   }
 }
+
+/**
+ * BENCH_PG_STATEMENTS=1 (with BENCH_PG_SETTINGS=shared_preload_libraries=pg_stat_statements, and
+ * pg_stat_statements.track_planning=on for the planning): what PostgreSQL spent on each statement
+ * between `reset` and `print`, the costliest first; `plans` against `calls` shows a named statement
+ * planned anew at every run.
+ */
+export const pgStatements = {
+  wanted: process.env.BENCH_PG_STATEMENTS === "1",
+  async reset(db: pg.ClientBase): Promise<void> {
+    await db.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()");
+  },
+  async print(db: pg.ClientBase): Promise<void> {
+    const { rows } = await db.query(
+      `SELECT calls, plans, round(total_exec_time::numeric, 1) AS ms, round(total_plan_time::numeric, 1) AS plan_ms,
+              round((total_exec_time / nullif(calls, 0))::numeric, 3) AS ms_each, rows, shared_blks_hit AS hit,
+              wal_records, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
+       FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 15`,
+    );
+    console.table(rows);
+  },
+};
