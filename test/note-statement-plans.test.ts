@@ -6,6 +6,7 @@
 // server sent it, is run again as a named statement until PostgreSQL chooses between its plans.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storeRemoteNote } from "../src/domain/notes/remote.ts";
 import { post } from "./support/actions.ts";
 import { account, type TestAccount, uploadFile } from "./support/fixtures.ts";
 import { image } from "./support/media.ts";
@@ -42,10 +43,13 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** How PostgreSQL planned the statement of the note `body` makes, run 8 times as one named statement. */
-async function plansOf(name: string, body: Record<string, unknown>): Promise<{ generic: number; custom: number }> {
+/** How PostgreSQL planned the statement of the note `write` makes, run 8 times as one named statement. */
+async function plansOf(
+  name: string,
+  write: () => Promise<bigint | string>,
+): Promise<{ generic: number; custom: number }> {
   sent.length = 0;
-  const note = await post(server, alice, body);
+  const note = { id: String(await write()) };
   expect(sent).toHaveLength(1);
   const [{ text, values }] = sent;
   for (let run = 0; run < 8; run++) {
@@ -63,13 +67,15 @@ async function plansOf(name: string, body: Record<string, unknown>): Promise<{ g
   return rows[0];
 }
 
+const posted = (body: Record<string, unknown>) => async () => (await post(server, alice, body)).id;
+
 describe("a note's statement keeps its generic plan", () => {
   it("for a plain note", async () => {
-    expect((await plansOf("plain", { content: "nothing to name" })).generic).toBeGreaterThan(0);
+    expect((await plansOf("plain", posted({ content: "nothing to name" }))).generic).toBeGreaterThan(0);
   });
 
   it("for a note that mentions accounts", async () => {
-    expect((await plansOf("mentions", { content: "hello @bob and @carol" })).generic).toBeGreaterThan(0);
+    expect((await plansOf("mentions", posted({ content: "hello @bob and @carol" }))).generic).toBeGreaterThan(0);
   });
 
   it("for a note with files", async () => {
@@ -77,7 +83,40 @@ describe("a note's statement keeps its generic plan", () => {
       await uploadFile(server, alice, await image("png", 8, 8), "one.png"),
       await uploadFile(server, alice, await image("png", 8, 8), "two.png"),
     ];
-    const plans = await plansOf("files", { content: "two pictures", attachment_file_ids: files.map((f) => f.id) });
+    const plans = await plansOf(
+      "files",
+      posted({ content: "two pictures", attachment_file_ids: files.map((f) => f.id) }),
+    );
+    expect(plans.generic).toBeGreaterThan(0);
+  });
+
+  it("for another server's note that mentions accounts here", async () => {
+    const [{ id: author }] = (
+      await admin.query(
+        `INSERT INTO accounts (id, name, name_key, email, email_key, nickname, passphrase_hash, host, uri, inbox_url)
+         VALUES (2000000, 'remote', 'remote@remote.example', 'r@remote.example', 'r@remote.example', 'r', '',
+                 'remote.example', 'https://remote.example/users/remote', 'https://remote.example/users/remote/inbox')
+         RETURNING id::text`,
+      )
+    ).rows;
+    const here = (await admin.query("SELECT id FROM accounts WHERE name_key IN ('bob', 'carol')")).rows;
+    const plans = await plansOf("remote", async () => {
+      const id = await storeRemoteNote(server.services, {
+        uri: "https://remote.example/notes/1",
+        url: null,
+        authorId: BigInt(author),
+        content: "hello @bob and @carol",
+        cwComment: "",
+        visibility: "public",
+        sendToId: null,
+        replyToId: null,
+        renoteId: null,
+        mentionedIds: here.map((row: { id: string }) => BigInt(row.id)),
+        attachments: [],
+      });
+      if (id === null) throw new Error("the remote note was not stored");
+      return id;
+    });
     expect(plans.generic).toBeGreaterThan(0);
   });
 });
