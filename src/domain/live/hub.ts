@@ -6,6 +6,7 @@
 
 import { type Db, Prisma, queryRows, withOwnPool } from "../../db/client.ts";
 import { Listener } from "../../db/listener.ts";
+import { oneOf } from "../../db/one-of.ts";
 import { RepeatedFailure } from "../../log.ts";
 import { PUBLIC_ACCOUNT_SELECT } from "../accounts/service.ts";
 import type { Services } from "../context.ts";
@@ -303,13 +304,17 @@ export class LiveHub {
 
   private async notesCreated(run: JournalEvent[]): Promise<void> {
     const shown = await this.showing(
-      Prisma.sql`SELECT * FROM notes WHERE id = ANY(${run.map((e) => e.refId)}::bigint[])`,
+      Prisma.sql`SELECT * FROM notes WHERE ${oneOf(
+        Prisma.sql`id`,
+        run.map((e) => e.refId),
+        "bigint",
+      )}`,
       CREATED,
     );
     if (!shown.size) return;
     const notes = await notesSelectedBy(
       { ...this.services, db: this.own.db, caller: {} },
-      Prisma.sql`SELECT n.* FROM notes n WHERE n.id = ANY(${[...shown.keys()]}::bigint[])`,
+      Prisma.sql`SELECT n.* FROM notes n WHERE ${oneOf(Prisma.sql`n.id`, [...shown.keys()], "bigint")}`,
     );
     const byId = new Map(notes.map((n) => [n.id, n]));
     for (const { at, refId } of run) {

@@ -3,6 +3,7 @@
 import { SqlTemplate, standIn } from "../../db/built-sql.ts";
 import { type Db, foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
 import { keyedWrites } from "../../db/keyed-writes.ts";
+import { oneOf } from "../../db/one-of.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
 import { checkStorable, codePoints } from "../accounts/rules.ts";
@@ -172,9 +173,6 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
   };
 }
 
-/** Mentioned names up to this many are a list of values in the note's statement (insertNote). */
-const LISTED_NAMES = 8;
-
 /** The note's creation time, and its author's counters as the note left them. */
 type Written = { createdAt: Date } & Pick<Account, "followersCount" | "followingCount" | "notesCount" | "updatedAt">;
 
@@ -203,20 +201,12 @@ async function insertNote(
       FROM unnest(${files.map((f) => f.id)}::bigint[]) WITH ORDINALITY AS f(id, position)
     )`
     : Prisma.empty;
-  // The names as a list of values, not an array: PostgreSQL plans a named statement
-  // (src/db/client.ts) once and keeps that plan only when it costs no more than one made for the
-  // values, and it takes an array it cannot see for 10 names. With the array, the statement of a
-  // note that mentions anyone was planned anew at every note, 0.56-0.64 ms of PostgreSQL's time
-  // (bench/README.md, "Note creation's plans"; test/note-statement-plans.test.ts). Past a few
-  // names, an array (one text for any number of them).
+  // The names as a list of values, not an array (src/db/one-of.ts): with the array, the statement
+  // of a note that mentions anyone was planned anew at every note, 0.56-0.64 ms of PostgreSQL's time.
   const mentioned = mentionedKeys.length
     ? Prisma.sql`, mentioned AS (
       SELECT a.id, row_number() OVER (ORDER BY a.id) AS i FROM accounts a
-      WHERE ${
-        mentionedKeys.length <= LISTED_NAMES
-          ? Prisma.sql`a.name_key IN (${Prisma.join(mentionedKeys)})`
-          : Prisma.sql`a.name_key = ANY(${mentionedKeys}::text[])`
-      } AND a.deleted_at IS NULL AND ${notifiableSql(Prisma.sql`a.id`, row.authorId)}
+      WHERE ${oneOf(Prisma.sql`a.name_key`, mentionedKeys, "text")} AND a.deleted_at IS NULL AND ${notifiableSql(Prisma.sql`a.id`, row.authorId)}
     )`
     : Prisma.empty;
   const sources = [
