@@ -303,12 +303,9 @@ export class LiveHub {
   }
 
   private async notesCreated(run: JournalEvent[]): Promise<void> {
+    const ids = run.map((e) => e.refId);
     const shown = await this.showing(
-      Prisma.sql`SELECT * FROM notes WHERE ${oneOf(
-        Prisma.sql`id`,
-        run.map((e) => e.refId),
-        "bigint",
-      )}`,
+      Prisma.sql`SELECT * FROM notes WHERE ${oneOf(Prisma.sql`id`, ids, "bigint")}`,
       CREATED,
     );
     if (!shown.size) return;

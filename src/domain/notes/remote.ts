@@ -4,6 +4,7 @@
 // this is what it writes, under the rules local notes follow: the author's notes_count moves with
 // its rows, only those who may see a note hear of its mentions, a plain renote goes with its note.
 import { Prisma, queryRows } from "../../db/client.ts";
+import { LISTED } from "../../db/one-of.ts";
 import type { Visibility } from "../../generated/prisma/client.ts";
 import type { Services } from "../context.ts";
 import { followsActorSql, silencedAccount } from "../instances/silence.ts";
@@ -130,17 +131,14 @@ export async function storeRemoteNote(services: Services, note: RemoteNote): Pro
   }
 }
 
-/** Mentioned accounts up to this many are rows of values in the note's statement (mentionedRows). */
-const LISTED_MENTIONS = 8;
-
 /**
- * The mentioned accounts and their notices' ids as rows `x(id, notice)`: a few as rows of values,
- * which PostgreSQL counts as they are, so that it keeps the named statement's generic plan; an
- * array it takes for 100 rows, and planned the note's statement anew at every note that mentions
- * someone here (as the local note's statement was: bench/README.md, "Note creation's plans").
+ * The mentioned accounts and their notices' ids as rows `x(id, notice)`: a few (LISTED) as rows
+ * of values, which PostgreSQL counts as they are, so that it keeps the named statement's generic
+ * plan; arrays it takes for 100 rows, and it planned the note's statement anew at every note that
+ * mentions someone here (src/db/one-of.ts; bench/README.md, "Note creation's plans").
  */
 function mentionedRows(mentioned: bigint[], noticeIds: bigint[]): Prisma.Sql {
-  if (mentioned.length > LISTED_MENTIONS)
+  if (mentioned.length > LISTED)
     return Prisma.sql`unnest(${mentioned}::bigint[], ${noticeIds}::bigint[]) AS x(id, notice)`;
   const rows = mentioned.map((id, i) => Prisma.sql`(${id}::bigint, ${noticeIds[i]}::bigint)`);
   return Prisma.sql`(VALUES ${Prisma.join(rows)}) AS x(id, notice)`;
