@@ -5,6 +5,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { DomainError, type ErrorCode } from "../domain/errors.ts";
 import { type Prisma, PrismaClient } from "../generated/prisma/client.ts";
+import { newPool } from "./pool.ts";
 
 // Prisma's query compiler is WebAssembly, run when a query's shape is not in its plan cache.
 // V8 compiles it with Liftoff, then again with TurboFan in the background: ~50 MB more resident
@@ -22,12 +23,7 @@ export { Prisma } from "../generated/prisma/client.ts";
 export function createDb(databaseUrl: string, accountsWritten: (id?: bigint) => void, poolSize = 20): Db {
   // The pool is made here, not by the adapter, so that /metrics can tell how it is used; the
   // adapter still ends it at $disconnect.
-  const pool = new pg.Pool({
-    connectionString: databaseUrl,
-    max: poolSize,
-    connectionTimeoutMillis: 5_000,
-    idleTimeoutMillis: 30_000,
-  });
+  const pool = newPool({ connectionString: databaseUrl, max: poolSize });
   const adapter = new PrismaPg(pool, {
     // Named statements: each connection parses and plans a statement once, then only binds
     // and executes it (PostgreSQL keeps the plan, or a generic one when that is as good).
@@ -96,15 +92,7 @@ export async function queryRows<T>(db: Db | Prisma.TransactionClient, query: Pri
  * a PrismaClient costs ~12 MB of resident memory, used or not.
  */
 export function withOwnPool(db: Db, databaseUrl: string, size: number): { db: Db; end(): Promise<void> } {
-  const pool = new pg.Pool({
-    connectionString: databaseUrl,
-    max: size,
-    connectionTimeoutMillis: 5_000,
-    idleTimeoutMillis: 30_000,
-  });
-  // An idle connection that breaks (a restarted server) leaves the pool; the next query opens
-  // another and fails itself if it cannot. Unheard, the error would end the process.
-  pool.on("error", () => {});
+  const pool = newPool({ connectionString: databaseUrl, max: size });
   const own = new Proxy(db, {
     get(target, key) {
       const value = Reflect.get(target, key);

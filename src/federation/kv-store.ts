@@ -7,7 +7,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedify/fedify";
 import { LRUCache } from "lru-cache";
-import pg from "pg";
+import type pg from "pg";
+import { newPool } from "../db/pool.ts";
 
 /** How many writes go by between two sweeps of expired entries. */
 const SWEEP_EVERY = 100;
@@ -95,14 +96,7 @@ export class PostgresKvStore implements KvStore {
   });
 
   constructor(databaseUrl: string, options: PostgresKvStoreOptions = {}) {
-    this.pool = new pg.Pool({
-      connectionString: databaseUrl,
-      max: options.poolSize ?? 2,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
-    });
-    // A broken idle connection leaves the pool; unheard, its error would end the process.
-    this.pool.on("error", () => {});
+    this.pool = newPool({ connectionString: databaseUrl, max: options.poolSize ?? 2 });
   }
 
   async get<T = unknown>(key: KvKey): Promise<T | undefined> {

@@ -37,9 +37,10 @@ import type {
   MessageQueueEnqueueOptions,
   MessageQueueListenOptions,
 } from "@fedify/fedify";
-import pg from "pg";
+import type pg from "pg";
 import type { Logger } from "pino";
 import { Listener } from "../db/listener.ts";
+import { newPool } from "../db/pool.ts";
 import { RepeatedFailure } from "../log.ts";
 import { type CarriedEntries, carryingEntries, writtenSql } from "./kv-store.ts";
 
@@ -141,14 +142,7 @@ export class PostgresMessageQueue implements MessageQueue {
       maxRetryMs: options.maxRetryMs ?? 3_600_000,
       maxAttempts: options.maxAttempts ?? 10,
     };
-    this.pool = new pg.Pool({
-      connectionString: options.databaseUrl,
-      max: options.poolSize ?? 2,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
-    });
-    // A broken idle connection leaves the pool; unheard, its error would end the process.
-    this.pool.on("error", () => {});
+    this.pool = newPool({ connectionString: options.databaseUrl, max: options.poolSize ?? 2 });
     this.failures = new RepeatedFailure(this.log, `federation queue ${this.name} not worked`);
   }
 

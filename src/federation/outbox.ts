@@ -17,9 +17,10 @@
 // (src/federation/follow-repair.ts): whichever process works the queue, once across a fleet.
 import type { Context, Federation } from "@fedify/fedify";
 import type { Activity, Recipient } from "@fedify/fedify/vocab";
-import pg from "pg";
+import type pg from "pg";
 import type { Prisma } from "../db/client.ts";
 import { Listener } from "../db/listener.ts";
+import { newPool } from "../db/pool.ts";
 import { RepeatedFailure } from "../log.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
@@ -117,16 +118,12 @@ export class OutboxRelay {
     this.resendFailures = new RepeatedFailure(services.log, "federation: unanswered follows not sent again");
     this.failures = new RepeatedFailure(services.log, "federation outbox not relayed");
     // One relay runs one transaction at a time; the second connection counts a failure after it.
-    this.pool = new pg.Pool({
+    this.pool = newPool({
       connectionString: services.databaseUrl,
       max: 2,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
       // A statement of a relay's transaction waits no longer than a relay may run.
       statement_timeout: RELAY_TIMEOUT_MS,
     });
-    // A broken idle connection leaves the pool; unheard, its error would end the process.
-    this.pool.on("error", () => {});
   }
 
   /** Relays what is written now and whenever more is, until stopped. */
