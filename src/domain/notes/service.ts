@@ -324,7 +324,9 @@ export function visibleNoteById(ctx: Context, id: bigint): Prisma.Sql {
 
 /** The notes of `ids` the caller may see, in one query: each id's note, or null. */
 export async function visibleNotesByIds(ctx: Context, ids: readonly bigint[]): Promise<(NoteView | null)[]> {
-  const found = await notesSelectedBy(ctx, visibleNotes(ctx, Prisma.sql`n.id = ANY(${[...new Set(ids)]}::bigint[])`));
+  // A few ids as a list (src/db/one-of.ts): as an array, the statement of GraphQL's renote and
+  // reply loaders was planned anew at every page (1.06 ms of planning against 0.14 to run).
+  const found = await notesSelectedBy(ctx, visibleNotes(ctx, oneOf(Prisma.sql`n.id`, [...new Set(ids)], "bigint")));
   const byId = new Map(found.map((note) => [note.id, note]));
   return ids.map((id) => byId.get(id) ?? null);
 }
