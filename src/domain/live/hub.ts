@@ -142,7 +142,8 @@ export class LiveHub {
       );
       if (same.length >= MAX_STREAMS) throw new DomainError("RATE_LIMITED");
       const idle = !this.cursor;
-      this.cursor ??= await journalHorizon(this.own.db);
+      // A fresh stream's snapshot holds the horizon at its opening (its xmin): not asked again.
+      this.cursor ??= stream.opened ? { xid: stream.opened.xmin, seq: 0n } : await journalHorizon(this.own.db);
       this.streams.add(stream);
       stream.onEnd(() => {
         this.streams.delete(stream);
