@@ -1,6 +1,7 @@
 // Live updates under load (docs/live.md#fan-out): 2,000 Server-Sent Events streams on one instance,
 // the home and global streams of 1,000 followers of one author, while that author posts 50 notes/s.
-// Delivery latency is from each POST's answer to each stream's receipt of that note; the server's
+// Delivery latency is from each POST's answer to a timed stream's receipt of that note (one
+// stream in ten, read as its bytes land; the rest read in turns, every note counted); the server's
 // RSS is read before and after the streams open (idle); the global timeline's throughput is
 // measured meanwhile, beside the same measure with no stream open.
 import net from "node:net";
@@ -17,8 +18,12 @@ const FIRST = 5_000_000_000n;
 export interface LiveFigures {
   streams: number;
   notesPerSecond: number;
+  /** Notes received by every stream, counted; `expected` is the notes posted times the streams. */
   delivered: number;
   expected: number;
+  /** The streams whose notes were stamped at their receipt (TIMED_EVERY), and their receipts. */
+  timedStreams: number;
+  timedDeliveries: number;
   latencyP50: number;
   latencyP99: number;
   /** RSS of a server holding the idle streams beside one that opened and closed as many. */
@@ -79,15 +84,16 @@ const HEAD_END = Buffer.from("\r\n\r\n");
  * id, found by its `event: note\nid: ` line: a frame is one chunk of the chunked answer, so chunk
  * sizes never cut one. Read as bytes, not decoded: a parser per stream, or even a string, would
  * cost this process (beside the server, on the same cores) more than the server spends sending.
+ * A piece is scanned where it lies: only a line the piece's start cut is joined to what came
+ * before (the whole piece joined to it, a buffer the size of a read, was most of this process's
+ * major garbage collections once untimed streams were read in turns).
  */
 export function noteIds(heard: (id: string) => void): (piece: Buffer) => void {
   /** The end of the last piece, where an id's line may have begun (a copy: pieces' memory is reused). */
   let rest: Buffer | undefined;
-  return (piece) => {
-    const data = rest ? Buffer.concat([rest, piece]) : piece;
-    rest = undefined;
-    let from = 0;
-    let at = data.indexOf(NOTE_ID);
+  /** Heard every id whose line ends in `data` from `from`; what may begin one kept in `rest`. */
+  const scan = (data: Buffer, from: number) => {
+    let at = data.indexOf(NOTE_ID, from);
     while (at !== -1) {
       const lineEnd = data.indexOf(10, at + NOTE_ID.length);
       if (lineEnd === -1) break;
@@ -96,7 +102,26 @@ export function noteIds(heard: (id: string) => void): (piece: Buffer) => void {
       at = data.indexOf(NOTE_ID, from);
     }
     const tail = Math.max(from, data.length - NOTE_ID.length - ID_LINE);
-    if (tail < data.length) rest = Buffer.from(data.subarray(tail));
+    rest = tail < data.length ? Buffer.from(data.subarray(tail)) : undefined;
+  };
+  return (piece) => {
+    const before = rest;
+    rest = undefined;
+    if (!before) return scan(piece, 0);
+    // A short piece: joined whole (a small buffer).
+    if (piece.length < 2 * (NOTE_ID.length + ID_LINE)) return scan(Buffer.concat([before, piece]), 0);
+    // An id's line begun in `before` ends within this many bytes of the piece.
+    const joined = Buffer.concat([before, piece.subarray(0, NOTE_ID.length + ID_LINE)]);
+    let from = 0;
+    const at = joined.indexOf(NOTE_ID);
+    if (at !== -1 && at < before.length) {
+      const lineEnd = joined.indexOf(10, at + NOTE_ID.length);
+      if (lineEnd !== -1) {
+        heard(joined.toString("latin1", at + NOTE_ID.length, lineEnd));
+        from = lineEnd + 1 - before.length;
+      }
+    }
+    scan(piece, from);
   };
 }
 
@@ -104,11 +129,22 @@ export function noteIds(heard: (id: string) => void): (piece: Buffer) => void {
 const READ_BUFFER = Buffer.allocUnsafe(256 * 1024);
 
 /**
+ * One stream in TIMED_EVERY is timed: read as its bytes land, each note stamped at its read. The
+ * others stand for clients on other machines, whose reads cost the server nothing: on these two
+ * cores they are read in turns, each all it holds at once, every UNTIMED_READ_MS (their notes
+ * counted, not stamped). Read as they land, their 2,000 sockets' reads cost this process as much
+ * CPU as the server spent sending (bench/README.md, "Live: the streams' clients").
+ */
+const TIMED_EVERY = 10;
+const UNTIMED_READ_MS = 500;
+
+/**
  * Opens a stream and calls `heard(id)` with each note event's id. A bare socket (HTTP/1.1 by
  * hand): Node's HTTP client would parse and re-emit every chunk through streams, and its reads
- * cost more than the socket's own; `onread` hands each read to `noteIds` as it lands.
+ * cost more than the socket's own; `onread` hands each read to `noteIds` as it lands. An untimed
+ * stream pauses after each read (its callback answers false) until `resume()`d.
  */
-function subscribe(url: string, token: string, heard: (id: string) => void): Promise<net.Socket> {
+function subscribe(url: string, token: string, heard: (id: string) => void, timed: boolean): Promise<net.Socket> {
   const { hostname, port, pathname } = new URL(url);
   return new Promise((resolve, reject) => {
     let head: Buffer | undefined = Buffer.alloc(0);
@@ -122,7 +158,7 @@ function subscribe(url: string, token: string, heard: (id: string) => void): Pro
           const data = READ_BUFFER.subarray(0, size);
           if (!head) {
             body(data);
-            return true;
+            return timed;
           }
           head = Buffer.concat([head, data]);
           const end = head.indexOf(HEAD_END);
@@ -137,7 +173,7 @@ function subscribe(url: string, token: string, heard: (id: string) => void): Pro
           }
           resolve(socket);
           if (rest.length) body(rest);
-          return true;
+          return timed;
         },
       },
     });
@@ -176,20 +212,36 @@ export async function benchLive(
   const timelineUrl = `${serverUrl}/timeline/global`;
   const quiet = (await load(timelineUrl, { token: viewerToken })).reqPerSec;
 
+  /** Receipts of the timed streams, by note; every stream's notes counted. */
   const received = new Map<string, number[]>();
+  let counted = 0;
   const heard = (id: string) => {
+    counted++;
     const at = performance.now();
     const times = received.get(id);
     if (times) times.push(at);
     else received.set(id, [at]);
   };
   const tokens = await Promise.all(Array.from({ length: FOLLOWERS }, (_, k) => token(k + 1)));
+  const untimed = new Set<net.Socket>();
+  const readUntimed = setInterval(() => {
+    for (const socket of untimed) socket.resume();
+  }, UNTIMED_READ_MS);
   const openAll = async (url: string) => {
     const requests: net.Socket[] = [];
     for (const path of ["/streaming/home", "/streaming/global"]) {
       for (let k = 0; k < FOLLOWERS; k += 50) {
-        const batch = tokens.slice(k, k + 50).map((t) => subscribe(`${url}${path}`, t, heard));
-        requests.push(...(await Promise.all(batch)));
+        const batch = tokens.slice(k, k + 50).map((t, i) => {
+          const timed = (k + i) % TIMED_EVERY === 0;
+          return subscribe(`${url}${path}`, t, timed ? heard : () => counted++, timed);
+        });
+        const opened = await Promise.all(batch);
+        for (const [i, socket] of opened.entries()) {
+          if ((k + i) % TIMED_EVERY === 0) continue;
+          untimed.add(socket);
+          socket.once("close", () => untimed.delete(socket));
+        }
+        requests.push(...opened);
       }
     }
     return requests;
@@ -224,7 +276,7 @@ export async function benchLive(
     latencies.sort((a, b) => a - b);
     const at = (q: number) =>
       Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? -1);
-    return { delivered: latencies.length, p50: at(0.5), p99: at(0.99) };
+    return { timed: latencies.length, p50: at(0.5), p99: at(0.99) };
   };
 
   const controlled = process.env.BENCH_LIVE_CONTROLS === "1";
@@ -278,16 +330,21 @@ export async function benchLive(
 
   // Then while the global timeline is loaded.
   const answered = new Map<string, number>();
+  const countedBefore = counted;
   const both = await beside(true, answered);
   const withStreams = both.reqPerSec;
   await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const delivered = counted - countedBefore;
+  clearInterval(readUntimed);
   for (const request of requests) request.destroy();
 
   const loaded = latenciesOf(answered);
   return {
     streams: requests.length,
     notesPerSecond: NOTES_PER_SECOND,
-    delivered: loaded.delivered,
+    delivered,
+    timedStreams: requests.length - untimed.size,
+    timedDeliveries: loaded.timed,
     expected: answered.size * requests.length,
     latencyP50: loaded.p50,
     latencyP99: loaded.p99,

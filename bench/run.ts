@@ -403,7 +403,7 @@ try {
   );
   console.log(
     `\nLive: ${live.streams.toLocaleString("en")} SSE streams (home and global of ${(live.streams / 2).toLocaleString("en")} followers), their author posting ${live.notesPerSecond} notes/s: ` +
-      `${live.delivered.toLocaleString("en")} of ${live.expected.toLocaleString("en")} deliveries, latency p50 ${live.latencyP50} ms, p99 ${live.latencyP99} ms (goal < 150), ` +
+      `${live.delivered.toLocaleString("en")} of ${live.expected.toLocaleString("en")} deliveries, latency (${live.timedDeliveries.toLocaleString("en")} of them, ${live.timedStreams} timed streams) p50 ${live.latencyP50} ms, p99 ${live.latencyP99} ms (goal < 150), ` +
       `${live.rssPerIdleStreamKb} KB per idle stream (goal < 10; ${live.rssPerOpeningKb} KB a stream's opening grew the heap by); ` +
       `global timeline ${live.globalTimeline.withStreams} req/s meanwhile, ${live.globalTimeline.quiet} without streams (goal >= 0.6x)`,
   );
