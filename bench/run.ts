@@ -405,7 +405,7 @@ try {
     `\nLive: ${live.streams.toLocaleString("en")} SSE streams (home and global of ${(live.streams / 2).toLocaleString("en")} followers), their author posting ${live.notesPerSecond} notes/s: ` +
       `${live.delivered.toLocaleString("en")} of ${live.expected.toLocaleString("en")} deliveries, latency (${live.timedDeliveries.toLocaleString("en")} of them, ${live.timedStreams} timed streams) p50 ${live.latencyP50} ms, p99 ${live.latencyP99} ms (goal < 150), ` +
       `${live.rssPerIdleStreamKb} KB per idle stream (goal < 10; ${live.rssPerOpeningKb} KB a stream's opening grew the heap by); ` +
-      `global timeline ${live.globalTimeline.withStreams} req/s meanwhile, ${live.globalTimeline.quiet} without streams (goal >= 0.6x)`,
+      `global timeline ${live.globalTimeline.withStreams} req/s meanwhile, ${live.globalTimeline.quiet} without streams (medians of ${live.globalTimeline.turns?.quiet.length ?? 1} runs each, in turns; goal >= 0.6x)`,
   );
   console.log(
     `Resumed streams: ${churn.streams} global streams on two servers, ${churn.notesPerSecond} notes/s by 8 writers, ${churn.reconnects} abrupt reconnects with Last-Event-ID on the other server (and ${churn.endedByServer} streams the server ended, resumed at once): ` +
