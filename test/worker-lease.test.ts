@@ -2,6 +2,8 @@
 // once get distinct ids; an id is taken again only once its lease has expired; a lease is renewed
 // while its instance runs, and an instance whose id was taken over stops minting with it and leases
 // another. test/worker-lease-outage.test.ts: a lease that could not be renewed in time.
+import { Writable } from "node:stream";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SnowflakeGenerator } from "../src/db/snowflake.ts";
 import { leaseWorkerId, NoWorkerId, type WorkerLease } from "../src/db/worker-lease.ts";
@@ -74,5 +76,43 @@ describe("worker id leases", () => {
       SELECT count(*)::int AS held FROM worker_leases WHERE worker_id = ${now} AND expires_at > now()`;
     expect(held).toBe(0);
     await db().$executeRaw`UPDATE worker_leases SET owner = NULL, expires_at = now() WHERE worker_id = ${taken}`;
+  });
+
+  it("says its lease is lost when it expires, though the timer for it fires early", async () => {
+    const said: string[] = [];
+    const captured = new Writable({
+      write(chunk, _encoding, done) {
+        for (const text of chunk.toString().split("\n")) if (text) said.push(JSON.parse(text).msg);
+        done();
+      },
+    });
+    // Every timer the lease arms fires 100 ms early, as one armed from a stale event-loop clock may.
+    const setTimer = globalThis.setTimeout;
+    globalThis.setTimeout = ((run: () => void, ms = 0) => setTimer(run, Math.max(0, ms - 100))) as typeof setTimeout;
+    const holder = new pg.Client({ connectionString: server.databaseUrl });
+    await holder.connect();
+    let lease: WorkerLease | undefined;
+    try {
+      lease = await leaseWorkerId(db(), createLogger("info", captured), 1);
+      // Its renewals wait on the row (a database that does not answer) until the lease expires.
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM worker_leases WHERE worker_id = $1 FOR UPDATE", [lease.workerId]);
+      const deadline = Date.now() + 5000;
+      while (!said.some((msg) => msg.includes("expired")) && Date.now() < deadline)
+        await new Promise((resolve) => setTimer(resolve, 20));
+      expect(lease.current()).toBeUndefined();
+      expect(said.filter((msg) => msg.startsWith("worker id"))).toEqual([
+        `worker id ${lease.workerId}'s lease expired before it could be renewed: no ids are minted (writes answer 503) until a worker id is leased again`,
+      ]);
+    } finally {
+      globalThis.setTimeout = setTimer;
+      await holder.query("ROLLBACK");
+      await holder.end();
+    }
+    const deadline = Date.now() + 5000;
+    while (lease.current() === undefined && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(said.at(-1)).toBe(`holding worker id ${lease.workerId} again: ids are minted again`);
+    await lease.release();
   });
 });
