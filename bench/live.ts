@@ -37,6 +37,8 @@ export interface LiveFigures {
     quiet: number;
     withStreams: number;
     turns?: { quiet: number[]; withStreams: number[] };
+    /** The server's event-loop delay p99 (ms) in each, medians of the turns. */
+    loopDelayP99?: { quiet: number; withStreams: number };
     /** Alone before the author posted anything (the figure `quiet` was until 2026-11-27, evening). */
     before?: number;
   };
@@ -57,6 +59,22 @@ export interface LiveFigures {
 interface Phase {
   reqPerSec: number;
   cpu: { server: number; postgres: number; bench: number };
+  /** How late the server's event loop ran meanwhile (its /metrics, ms): what its requests waited. */
+  loopDelay?: { mean: number; p99: number; max: number };
+}
+
+/**
+ * The server's event-loop delay since its /metrics was last read (prom-client starts its
+ * histogram again at each read): mean, p99 and max, in ms.
+ */
+async function loopDelayOf(serverUrl: string): Promise<Phase["loopDelay"]> {
+  const text = await fetch(`${serverUrl}/metrics`).then((r) => r.text());
+  const ms = (name: string) => Math.round(Number(new RegExp(`^${name} (\\S+)`, "m").exec(text)?.[1]) * 1000);
+  return {
+    mean: ms("nodejs_eventloop_lag_mean_seconds"),
+    p99: ms("nodejs_eventloop_lag_p99_seconds"),
+    max: ms("nodejs_eventloop_lag_max_seconds"),
+  };
 }
 
 /** CPU of the PostgreSQL instance of `db`, in ms (bench/load.ts postgresCpuMicros). */
@@ -70,17 +88,21 @@ async function measured(
   db: Services["db"],
   serverPid: number | undefined,
   work: () => Promise<number>,
+  serverUrl?: string,
 ): Promise<Phase> {
   const cpu = async () => ({
     server: serverPid === undefined ? Number.NaN : cpuMicros(serverPid) / 1000,
     postgres: await postgresCpuMs(db),
     bench: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
   });
+  if (serverUrl) await loopDelayOf(serverUrl);
   const [before, started] = [await cpu(), performance.now()];
   const reqPerSec = await work();
   const [after, elapsed] = [await cpu(), performance.now() - started];
+  const loopDelay = serverUrl ? await loopDelayOf(serverUrl) : undefined;
   const percent = (k: keyof Phase["cpu"]) => Math.round(((after[k] - before[k]) / elapsed) * 100);
-  return { reqPerSec, cpu: { server: percent("server"), postgres: percent("postgres"), bench: percent("bench") } };
+  const shares = { server: percent("server"), postgres: percent("postgres"), bench: percent("bench") };
+  return { reqPerSec, cpu: shares, ...(loopDelay && { loopDelay }) };
 }
 
 const NOTE_ID = Buffer.from("event: note\nid: ");
@@ -293,7 +315,7 @@ export async function benchLive(
   // The load's CPU is counted over the load alone, while the author posts (or not).
   const beside = async (posting: boolean, answered = new Map<string, number>()) => {
     const posts = posting ? post(SECONDS, answered) : undefined;
-    const phase = await measured(db, serverPid, timelineLoad);
+    const phase = await measured(db, serverPid, timelineLoad, serverUrl);
     await posts;
     return phase;
   };
@@ -345,7 +367,7 @@ export async function benchLive(
   // seed's (in one run 963 req/s before, 1,270-1,477 after), so each run alone follows one beside
   // the deliveries. Medians of TURNS each.
   const answered = new Map<string, number>();
-  const quietRuns: number[] = [];
+  const quietRuns: Phase[] = [];
   const bothRuns: Phase[] = [];
   let delivered = 0;
   for (let turn = 0; turn < TURNS; turn++) {
@@ -358,7 +380,9 @@ export async function benchLive(
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     delivered += counted - countedBefore;
     for (const request of requests) request.destroy();
-    quietRuns.push((await load(timelineUrl, { token: viewerToken })).reqPerSec);
+    quietRuns.push(
+      await measured(db, serverPid, async () => (await load(timelineUrl, { token: viewerToken })).reqPerSec, serverUrl),
+    );
   }
   clearInterval(readUntimed);
   const median = <T>(runs: T[], of: (run: T) => number) => runs.map(of).sort((a, b) => a - b)[runs.length >> 1];
@@ -377,9 +401,13 @@ export async function benchLive(
     rssPerIdleStreamKb,
     rssPerOpeningKb,
     globalTimeline: {
-      quiet: median(quietRuns, (r) => r),
+      quiet: median(quietRuns, (r) => r.reqPerSec),
       withStreams: both.reqPerSec,
-      turns: { quiet: quietRuns, withStreams: bothRuns.map((r) => r.reqPerSec) },
+      turns: { quiet: quietRuns.map((r) => r.reqPerSec), withStreams: bothRuns.map((r) => r.reqPerSec) },
+      loopDelayP99: {
+        quiet: median(quietRuns, (r) => r.loopDelay?.p99 ?? 0),
+        withStreams: median(bothRuns, (r) => r.loopDelay?.p99 ?? 0),
+      },
       before: quiet,
     },
     unloaded,
