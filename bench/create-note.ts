@@ -10,7 +10,7 @@ import pg from "pg";
 import type { Context, Services } from "../src/domain/context.ts";
 import { createNote } from "../src/domain/notes/service.ts";
 import type { CapturedWrite } from "./bare-write.ts";
-import { type Load, load } from "./load.ts";
+import { type Load, load, medianRun } from "./load.ts";
 import { startBareServer } from "./server.ts";
 import type { SqlProbe } from "./sql.ts";
 
@@ -24,11 +24,6 @@ export interface CreateNoteFigures {
   plans?: string[];
   /** The bare handler's notes/s by 32 authors with each trigger disabled, with `triggerCosts`. */
   withoutTrigger?: Record<string, { bare: number; withIt: number }>;
-}
-
-/** The run with the median req/s. */
-function median(loads: Load[]): Load {
-  return [...loads].sort((a, b) => a.reqPerSec - b.reqPerSec)[Math.floor(loads.length / 2)];
 }
 
 /** Triggers a note creation with a mention runs, as [table, trigger]. */
@@ -115,8 +110,8 @@ export async function benchCreateNote(options: {
       turns.bareAuthors.push(await bareAuthors.run());
     }
     const figures: CreateNoteFigures = {
-      murmur: { oneAccount: median(turns.murmurOne), authors: median(turns.murmurAuthors) },
-      bare: { oneAccount: median(turns.bareOne), authors: median(turns.bareAuthors) },
+      murmur: { oneAccount: medianRun(turns.murmurOne), authors: medianRun(turns.murmurAuthors) },
+      bare: { oneAccount: medianRun(turns.bareOne), authors: medianRun(turns.bareAuthors) },
       statements: statements.length,
     };
     if (options.explain) figures.plans = await explainWrite(databaseUrl, statements, minted);

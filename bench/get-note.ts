@@ -16,7 +16,7 @@ import { findVisibleNote } from "../src/domain/notes/service.ts";
 import type { RouteContext } from "../src/rest/route.ts";
 import { noteRoutes } from "../src/rest/routes/notes.ts";
 import { closeServices } from "../src/services.ts";
-import { cpuMicros, type Load, load } from "./load.ts";
+import { cpuMicros, type Load, load, medianRun } from "./load.ts";
 import { benchServices, startBareServer, startBenchServer } from "./server.ts";
 import { SqlProbe, type Statement } from "./sql.ts";
 
@@ -58,11 +58,6 @@ const restGetNote = (noteId: string) => (ctx: Context) =>
     body: undefined,
     headers: {},
   });
-
-/** The run with the median req/s. */
-function median<T extends Load>(loads: T[]): T {
-  return [...loads].sort((a, b) => a.reqPerSec - b.reqPerSec)[Math.floor(loads.length / 2)];
-}
 
 /** A load run with the server's CPU time per request it answered (µs), the cost the machine's noise moves least. */
 async function measured(pid: number, run: () => Promise<Load>): Promise<Load & { cpuMicrosPerRequest: number }> {
@@ -153,7 +148,7 @@ export async function benchGetNote(options: {
     bare.stop();
     bareFindVisible.stop();
   }
-  const [m, b, r] = turns.map(median);
+  const [m, b, r] = turns.map((runs) => medianRun(runs));
   const ratio = Math.round((m.reqPerSec / b.reqPerSec) * 100) / 100;
   return {
     noteId,

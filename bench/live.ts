@@ -6,7 +6,7 @@
 // measured meanwhile, beside the same measure with no stream open.
 import net from "node:net";
 import type { Services } from "../src/domain/context.ts";
-import { cpuMicros, load, postgresCpuMicros } from "./load.ts";
+import { cpuMicros, load, medianOf, medianRun, postgresCpuMicros } from "./load.ts";
 
 const FOLLOWERS = 1_000;
 const NOTES_PER_SECOND = 50;
@@ -262,17 +262,16 @@ export async function benchLive(
     const requests: net.Socket[] = [];
     for (const path of ["/streaming/home", "/streaming/global"]) {
       for (let k = 0; k < FOLLOWERS; k += 50) {
-        const batch = tokens.slice(k, k + 50).map((t, i) => {
+        const batch = tokens.slice(k, k + 50).map(async (t, i) => {
           const timed = (k + i) % TIMED_EVERY === 0;
-          return subscribe(`${url}${path}`, t, timed ? heard : () => counted++, timed);
+          const socket = await subscribe(`${url}${path}`, t, timed ? heard : () => counted++, timed);
+          if (!timed) {
+            untimed.add(socket);
+            socket.once("close", () => untimed.delete(socket));
+          }
+          return socket;
         });
-        const opened = await Promise.all(batch);
-        for (const [i, socket] of opened.entries()) {
-          if ((k + i) % TIMED_EVERY === 0) continue;
-          untimed.add(socket);
-          socket.once("close", () => untimed.delete(socket));
-        }
-        requests.push(...opened);
+        requests.push(...(await Promise.all(batch)));
       }
     }
     return requests;
@@ -385,8 +384,7 @@ export async function benchLive(
     );
   }
   clearInterval(readUntimed);
-  const median = <T>(runs: T[], of: (run: T) => number) => runs.map(of).sort((a, b) => a - b)[runs.length >> 1];
-  const both = bothRuns.find((run) => run.reqPerSec === median(bothRuns, (r) => r.reqPerSec)) as Phase;
+  const both = medianRun(bothRuns);
 
   const loaded = latenciesOf(answered);
   return {
@@ -401,12 +399,12 @@ export async function benchLive(
     rssPerIdleStreamKb,
     rssPerOpeningKb,
     globalTimeline: {
-      quiet: median(quietRuns, (r) => r.reqPerSec),
+      quiet: medianRun(quietRuns).reqPerSec,
       withStreams: both.reqPerSec,
       turns: { quiet: quietRuns.map((r) => r.reqPerSec), withStreams: bothRuns.map((r) => r.reqPerSec) },
       loopDelayP99: {
-        quiet: median(quietRuns, (r) => r.loopDelay?.p99 ?? 0),
-        withStreams: median(bothRuns, (r) => r.loopDelay?.p99 ?? 0),
+        quiet: medianOf(quietRuns.map((r) => r.loopDelay?.p99 ?? 0)),
+        withStreams: medianOf(bothRuns.map((r) => r.loopDelay?.p99 ?? 0)),
       },
       before: quiet,
     },

@@ -83,3 +83,13 @@ export function procStat(pid: number): string[] | undefined {
     return undefined;
   }
 }
+
+/** The middle of `values` (the upper one of an even count). */
+export function medianOf(values: readonly number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+}
+
+/** The run with the median req/s: runs of one thing taken in turns, the machine's drift halved. */
+export function medianRun<T extends { reqPerSec: number }>(runs: readonly T[]): T {
+  return [...runs].sort((a, b) => a.reqPerSec - b.reqPerSec)[Math.floor(runs.length / 2)];
+}

@@ -20,7 +20,7 @@ import { benchGetNote, benchGetNoteAlone, type GetNoteFigures, printGetNote } fr
 import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLive } from "./live.ts";
-import { type Load, load } from "./load.ts";
+import { type Load, load, medianRun } from "./load.ts";
 import { benchLoginBurst } from "./login-burst.ts";
 import { benchSearch, KEYWORD, OTHER_KEYWORD } from "./search.ts";
 import { benchSerialise } from "./serialise.ts";
@@ -57,11 +57,6 @@ function serverRssKb(pid: number): number {
 function serverRssMb(pid: number): number | null {
   const kb = serverRssKb(pid);
   return Number.isNaN(kb) ? null : Math.round(kb / 1024);
-}
-
-/** The run with the median req/s. */
-function median(loads: Load[]): Load {
-  return [...loads].sort((a, b) => a.reqPerSec - b.reqPerSec)[Math.floor(loads.length / 2)];
 }
 
 /** The last run's figures (bench/results.json before this run writes it), shown beside the new ones. */
@@ -240,9 +235,9 @@ try {
   }
   bare.stop();
   bareNoteViews.stop();
-  atLarge["home timeline"] = median(turns.murmur);
-  const bareHome = median(turns.bare);
-  const bareHomeNoteViews = median(turns.bareNoteViews);
+  atLarge["home timeline"] = medianRun(turns.murmur);
+  const bareHome = medianRun(turns.bare);
+  const bareHomeNoteViews = medianRun(turns.bareNoteViews);
   // GET /notes/{id} beside a bare handler of its own statements, in turns (bench/get-note.ts).
   const getNote = await benchGetNote({
     url: server.url,

@@ -8,6 +8,7 @@ import { timeline } from "../src/domain/timelines/service.ts";
 import { inlineJsonSchema } from "../src/rest/openapi.ts";
 import { notesReply } from "../src/rest/routes/timelines.ts";
 import { FullNoteShape } from "../src/rest/views/note.ts";
+import { medianOf } from "./load.ts";
 
 export interface Serialisation {
   bytes: number;
@@ -29,10 +30,9 @@ export async function benchSerialise(ctx: Context, rounds = 5, perRound = 4000):
     plain.push(time(JSON.stringify));
     schema.push(time(stringify));
   }
-  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
   return {
     bytes: Buffer.byteLength(stringify(body)),
-    jsonStringifyMicros: Math.round(median(plain) * 10) / 10,
-    schemaMicros: Math.round(median(schema) * 10) / 10,
+    jsonStringifyMicros: Math.round(medianOf(plain) * 10) / 10,
+    schemaMicros: Math.round(medianOf(schema) * 10) / 10,
   };
 }
