@@ -19,7 +19,7 @@ import {
   type Update,
 } from "@fedify/fedify/vocab";
 import { compile, type HtmlToTextOptions } from "html-to-text";
-import type { Db } from "../db/client.ts";
+import { type Db, Prisma, queryRows } from "../db/client.ts";
 import { parseSnowflake } from "../db/snowflake.ts";
 import { MAX_FILE_NAME } from "../domain/drive/service.ts";
 import { deleteRemoteNote, type RemoteFile, storeRemoteNote, updateRemoteNote } from "../domain/notes/remote.ts";
@@ -192,24 +192,27 @@ export interface CreateKnown {
  * scale"). test/federation-intake.test.ts holds it equal to the reads it stands for.
  */
 export async function createKnown(db: Db, author: URL, note: URL): Promise<CreateKnown> {
-  const [row] = await db.$queryRaw<
-    {
-      id: bigint | null;
-      followers_url: string | null;
-      fetched_at: Date | null;
-      deleted_at: Date | null;
-      followed: boolean;
-      stored: bigint | null;
-      deleted: boolean;
-    }[]
-  >`
+  // Through node-postgres (queryRows), not Prisma's $queryRaw: 122-161 against 225-304 µs of the
+  // server's CPU a call (the kept 1M-note database, 3,000 calls in turns), at every Create taken in.
+  const [row] = await queryRows<{
+    id: bigint | null;
+    followers_url: string | null;
+    fetched_at: Date | null;
+    deleted_at: Date | null;
+    followed: boolean;
+    stored: bigint | null;
+    deleted: boolean;
+  }>(
+    db,
+    Prisma.sql`
     SELECT a.id, a.followers_url, a.fetched_at, a.deleted_at,
       a.id IS NOT NULL AND EXISTS (
         SELECT FROM follows f JOIN accounts l ON l.id = f.follower_id AND l.host IS NULL WHERE f.followee_id = a.id
       ) AS followed,
       (SELECT n.id FROM notes n WHERE n.uri = ${note.href}) AS stored,
       ${overtakenSql("deleted-note", note)} AS deleted
-    FROM (SELECT) AS one LEFT JOIN accounts a ON a.uri = ${author.href} AND a.host IS NOT NULL`;
+    FROM (SELECT) AS one LEFT JOIN accounts a ON a.uri = ${author.href} AND a.host IS NOT NULL`,
+  );
   return {
     author:
       row.id === null
