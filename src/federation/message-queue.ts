@@ -2,11 +2,11 @@
 // (prisma/migrations/20261127160000_federation_queue): durable, shared by every process of a fleet
 // that listens to it, at least once.
 //
-// A worker claims one due message with FOR UPDATE SKIP LOCKED, by setting its run_at to the end
-// of a lease it renews while the handler runs; the message is deleted once handled. A worker that
-// dies leaves the message to be claimed again when its lease lapses; a handler that throws or
-// outlasts its timeout (a hung request must not stop the queue: fedify-dev/fedify#595) has its
-// message tried again after a backoff. No connection is held while a handler runs, so the pool
+// A listener claims due messages with FOR UPDATE SKIP LOCKED, several at once, by setting their
+// run_at to the end of a lease it renews until each is done; a message is deleted once handled.
+// A worker that dies leaves its messages to be claimed again when their leases lapse; a handler
+// that throws or outlasts its timeout (a hung request must not stop the queue:
+// fedify-dev/fedify#595) has its message tried again after a backoff. No connection is held while a handler runs, so the pool
 // stays small whatever the concurrency (a connection reserved per handler starved Fedify's own
 // PostgreSQL queue: fedify-dev/fedify#603). A message with an ordering key waits while an earlier one of
 // its key is due, being handled, or waiting for a retry: one at a time, in order of enqueueing
@@ -17,9 +17,9 @@
 // ParallelMessageQueue, whose handler returns before the message is handled, a message would be
 // deleted before it is handled and its ordering key no longer kept.
 //
-// A worker's claim writes the done of the message it handled before, and reads the key-value
-// entries the message it claims names (a received activity's idempotence record), which its done
-// writes: one statement a message (claim()).
+// A listener's claim writes the done of the messages it handled since its last claim, and reads
+// the key-value entries the messages it claims name (a received activity's idempotence record),
+// which their done writes: one statement for several messages under load (work(), claim()).
 //
 // Workers wake on NOTIFY (an enqueue; a keyed message done), at the earliest future run_at they
 // know of (delays, retries, leases), and every poll interval (a missed notification).
@@ -107,9 +107,13 @@ interface Claimed {
   message: unknown;
   ordering_key: string | null;
   attempts: number;
+  /** Whether messages of its key are parked behind it: its done lets the first of them go. */
+  behind: boolean;
   claim: string;
   /** What its handler reads and writes of the key-value store, carried by the claim and the done. */
   carried: CarriedEntries;
+  /** Renews its lease from its claim until its done is written (or it is given back). */
+  renewal?: NodeJS.Timeout;
 }
 
 export class PostgresMessageQueue implements MessageQueue {
@@ -271,7 +275,7 @@ export class PostgresMessageQueue implements MessageQueue {
     const stop = () => wakeup.in(0);
     signal?.addEventListener("abort", stop, { once: true });
     try {
-      await Promise.all(Array.from({ length: this.settings.concurrency }, () => this.work(handler, wakeup, signal)));
+      await this.work(handler, wakeup, signal);
     } finally {
       signal?.removeEventListener("abort", stop);
       wakeup.close();
@@ -284,70 +288,136 @@ export class PostgresMessageQueue implements MessageQueue {
     await this.pool.end();
   }
 
+  /**
+   * Runs up to `concurrency` handlers. Messages are claimed several at once, up to `concurrency`
+   * more than are running, when none claimed before is left waiting for a handler: one claim
+   * statement for about `concurrency` messages under load rather than one each. PostgreSQL plans
+   * the claim for its values each time (below), and that planning was a fifth of its CPU per
+   * received activity (bench/README.md, "Intake, 2026-11-27 (fifth)"). The dones of the messages
+   * handled meanwhile are written by the same statement.
+   */
   private async work(
     handler: (message: unknown) => Promise<void> | void,
     wakeup: Wakeup,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    // Handled, its done not written yet: written by the next claim's statement.
-    let finished: Claimed | undefined;
+    const { concurrency } = this.settings;
+    /** Claimed, waiting for a handler. */
+    const waiting: Claimed[] = [];
+    /** Handled, their done not written yet: written by the next claim's statement. */
+    let finished: Claimed[] = [];
+    const running = new Set<Promise<void>>();
+    /** Wakes the loop below when a handler ends. */
+    let ended: (() => void) | undefined;
+    const start = (claimed: Claimed) => {
+      const run = this.handle(claimed, handler).then((succeeded) => {
+        running.delete(run);
+        if (succeeded) finished.push(claimed);
+        const next = signal?.aborted ? undefined : waiting.shift();
+        if (next) start(next);
+        ended?.();
+      });
+      running.add(run);
+    };
+    const handlerEnds = () =>
+      new Promise<void>((resolve) => {
+        ended = resolve;
+      });
+    const aborted = new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
     while (!signal?.aborted) {
-      const seen = wakeup.generation;
-      let claimed: Claimed | undefined;
-      try {
-        claimed = await this.claim(finished);
-        if (!claimed) {
-          const next = await this.nextDueInMs();
-          if (next !== undefined) wakeup.in(next);
-        }
-        this.failures.succeeded();
-      } catch (err) {
-        // A done not written: its lease lapses and it is handled again (at least once).
-        this.failures.failed(err);
-      }
-      finished = undefined;
-      if (!claimed) {
-        await wakeup.wait(seen, signal);
+      if (waiting.length > 0 || running.size >= concurrency) {
+        // Stopped meanwhile: what waits is given back at once, not after a handler ends.
+        await Promise.race([handlerEnds(), aborted]);
         continue;
       }
-      if (signal?.aborted) {
-        await this.release(claimed).catch(() => {});
-        return;
+      const seen = wakeup.generation;
+      const writing = finished;
+      finished = [];
+      let claimed: Claimed[] = [];
+      let failed = false;
+      try {
+        claimed = await this.claim(writing, 2 * concurrency - running.size);
+        this.failures.succeeded();
+      } catch (err) {
+        // Dones not written: their leases lapse and they are handled again (at least once).
+        failed = true;
+        this.failures.failed(err);
       }
-      if (await this.handle(claimed, handler)) finished = claimed;
+      // Written, or else left to lapse: handled again (at least once) rather than tried forever.
+      for (const written of writing) clearInterval(written.renewal);
+      if (signal?.aborted) {
+        await Promise.all(claimed.map((c) => this.release(c).catch(() => {})));
+        break;
+      }
+      for (const one of claimed) {
+        if (running.size < concurrency) start(one);
+        else waiting.push(one);
+      }
+      if (claimed.length > 0) continue;
+      if (!failed) {
+        const next = await this.nextDueInMs().catch(() => undefined);
+        if (next !== undefined) wakeup.in(next);
+      }
+      // A handler ended meanwhile: its done is written now.
+      if (finished.length > 0) continue;
+      // Nothing to claim: until something is queued, or a handler ends (its done to write).
+      if (running.size > 0) await Promise.race([wakeup.wait(seen, signal), handlerEnds()]);
+      else await wakeup.wait(seen, signal);
     }
-    if (finished) await this.done(finished).catch((err) => this.failures.failed(err));
+    await Promise.all(waiting.splice(0).map((c) => this.release(c).catch(() => {})));
+    await Promise.all(running);
+    if (finished.length > 0) await this.done(finished).catch((err) => this.failures.failed(err));
+  }
+
+  /** Renews `claimed`'s lease, and what it parked waits as long, until its done or its release. */
+  private renewing(claimed: Claimed): void {
+    const { leaseMs } = this.settings;
+    claimed.renewal = setInterval(() => {
+      this.pool
+        .query(
+          `WITH renewed AS (
+             UPDATE federation_messages SET run_at = now() + make_interval(secs => $3)
+             WHERE id = $1 AND claimed_by = $2 RETURNING ordering_key, run_at)
+           UPDATE federation_messages p SET run_at = renewed.run_at
+           FROM renewed
+           WHERE p.queue = $4 AND p.ordering_key = renewed.ordering_key AND p.parked`,
+          [claimed.id, claimed.claim, leaseMs / 1000, this.name],
+        )
+        .catch(() => {});
+    }, leaseMs / 3);
+    claimed.renewal.unref();
   }
 
   /**
-   * Claims the first due message that no earlier one of its ordering key holds back, and parks the
-   * due messages of its key behind it: out of the claims' way until it is done (then the first of
-   * them is let go: done()), or else until its lease lapses. Unparked, the 500 deliveries of one
-   * note to a server without a shared inbox were each looked at and passed over by every claim
-   * while the first was handled: 76 ms a claim with 10,000 queued for a dead server (bench/README.md).
+   * Claims up to `limit` due messages that no earlier one of their ordering key holds back (so at
+   * most one of a key), and parks the due messages of each one's key behind it: out of the claims'
+   * way until it is done (then the first of them is let go: done()), or else until its lease lapses.
+   * Unparked, the 500 deliveries of one note to a server without a shared inbox were each looked at
+   * and passed over by every claim while the first was handled: 76 ms a claim with 10,000 queued
+   * for a dead server (bench/README.md).
    *
-   * The same statement writes the done of the message this worker handled before (`finished`), and
-   * reads the key-value entries the claimed message names (`carriedReads`: its idempotence record,
-   * src/federation/inbox.ts): one statement a received activity rather than three (bench/README.md,
-   * "Federation at scale"). It sees the queue as it was before that done: a message the done lets go
-   * is claimed by the next claim, not by this one.
+   * The same statement writes the done of the messages this listener handled since its last claim
+   * (`finished`), and reads the key-value entries each claimed message names (`carriedReads`: its
+   * idempotence record, src/federation/inbox.ts): one statement for several received activities
+   * rather than three each (bench/README.md, "Federation at scale"). It sees the queue as it was
+   * before those dones: a message they let go is claimed by the next claim, not by this one.
    */
-  private async claim(finished?: Claimed): Promise<Claimed | undefined> {
+  private async claim(finished: Claimed[], limit: number): Promise<Claimed[]> {
     const claim = `${this.worker}:${randomUUID()}`;
-    const done = finished ? this.doneStatement(finished, 4) : undefined;
-    // Unnamed, so planned for its values each time: planning costs about what running it does
-    // (0.57 against 0.43 ms a claim in the intake bench), but named, PostgreSQL soon kept a generic
-    // plan, which with 10,000 deliveries held for a dead server kept 1.8 of the 2 cores busy
-    // (bench/README.md, "Intake, 2026-11-27 (third)"; test/federation-queue-planned.test.ts).
+    const done = finished.length > 0 ? this.doneStatement(finished, 5) : undefined;
+    // Unnamed, so planned for its values each time: named, PostgreSQL kept a generic plan made
+    // while the table was empty (sequential scans), which with 10,000 deliveries held for a dead
+    // server kept 1.8 of the 2 cores busy (bench/README.md, "Intake, 2026-11-27 (third)" and
+    // "(fifth)"; test/federation-queue-planned.test.ts).
     const { rows } = await this.pool.query<
-      Omit<Claimed, "claim" | "carried"> & { known: Record<string, unknown> | null }
+      Omit<Claimed, "claim" | "carried" | "behind"> & { known: Record<string, unknown> | null; behind: boolean }
     >(
       `WITH ${done ? `${done.ctes},` : ""}
        claimed AS (
          UPDATE federation_messages
          SET claimed_by = $2, attempts = attempts + 1, parked = false,
              run_at = now() + make_interval(secs => $3)
-         WHERE id = (
+         WHERE id IN (
            SELECT m.id FROM federation_messages m
            WHERE m.queue = $1 AND m.run_at <= now()
              AND (m.ordering_key IS NULL OR NOT EXISTS (
@@ -355,7 +425,7 @@ export class PostgresMessageQueue implements MessageQueue {
                WHERE e.queue = m.queue AND e.ordering_key = m.ordering_key AND e.id < m.id
                  AND (e.attempts > 0 OR e.run_at <= now())))
            ORDER BY m.run_at, m.id
-           LIMIT 1
+           LIMIT $4
            FOR UPDATE SKIP LOCKED)
          RETURNING id, message, ordering_key, attempts, run_at),
        -- The claim never waits on a row's lock: a successor another statement holds (a paused
@@ -369,33 +439,45 @@ export class PostgresMessageQueue implements MessageQueue {
          WHERE p.id IN (
            SELECT q.id FROM federation_messages q
            WHERE q.queue = $1 AND q.ordering_key = c.ordering_key AND q.run_at <= now() AND q.id > c.id
-           FOR UPDATE SKIP LOCKED))
+           FOR UPDATE SKIP LOCKED)
+         RETURNING p.ordering_key)
        -- The keys as an array the primary key is probed with: as a semi-join with the keys' set
        -- (k.key IN (SELECT ...)), PostgreSQL read the whole table at every claim, every
        -- idempotence record of the last day (bench/README.md, "Intake, 2026-11-27 (fourth)").
+       -- \`behind\`: parked by this claim, or before it (let go by a done, the rest of its line
+       -- still parked); the done of one with none behind it leaves out the let-go.
        SELECT id, message, ordering_key, attempts,
               (SELECT jsonb_object_agg(k.key, k.value) FROM federation_kv k
                WHERE k.key = ANY (ARRAY(
                    SELECT jsonb_array_elements_text(claimed.message->'carriedReads')
                    WHERE jsonb_typeof(claimed.message->'carriedReads') = 'array'))
-                 AND (k.expires_at IS NULL OR k.expires_at > now())) AS known
+                 AND (k.expires_at IS NULL OR k.expires_at > now())) AS known,
+              ordering_key IS NOT NULL AND (
+                EXISTS (SELECT FROM parked WHERE parked.ordering_key = claimed.ordering_key)
+                OR EXISTS (SELECT FROM federation_messages b
+                           WHERE b.queue = $1 AND b.ordering_key = claimed.ordering_key AND b.parked)) AS behind
        FROM claimed`,
-      [this.name, claim, this.settings.leaseMs / 1000, ...(done?.values ?? [])],
+      [this.name, claim, this.settings.leaseMs / 1000, limit, ...(done?.values ?? [])],
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    const read = new Map<string, unknown>();
-    const names = (row.message as { carriedReads?: unknown } | null)?.carriedReads;
-    if (Array.isArray(names))
-      for (const key of names) if (typeof key === "string") read.set(key, row.known?.[key] ?? undefined);
-    return {
-      id: row.id,
-      message: row.message,
-      ordering_key: row.ordering_key,
-      attempts: row.attempts,
-      claim,
-      carried: { open: true, read, written: new Map() },
-    };
+    // In the order they were queued (RETURNING keeps none).
+    rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    return rows.map((row) => {
+      const read = new Map<string, unknown>();
+      const names = (row.message as { carriedReads?: unknown } | null)?.carriedReads;
+      if (Array.isArray(names))
+        for (const key of names) if (typeof key === "string") read.set(key, row.known?.[key] ?? undefined);
+      const claimed: Claimed = {
+        id: row.id,
+        message: row.message,
+        ordering_key: row.ordering_key,
+        attempts: row.attempts,
+        behind: row.behind,
+        claim,
+        carried: { open: true, read, written: new Map() },
+      };
+      this.renewing(claimed);
+      return claimed;
+    });
   }
 
   /**
@@ -414,29 +496,13 @@ export class PostgresMessageQueue implements MessageQueue {
 
   /** Runs the message's handler; true when it succeeded and its done is still to be written. */
   private async handle(claimed: Claimed, handler: (message: unknown) => Promise<void> | void): Promise<boolean> {
-    const { leaseMs, handlerTimeoutMs } = this.settings;
-    const renewal = setInterval(() => {
-      // What it parked waits as long.
-      this.pool
-        .query(
-          `WITH renewed AS (
-             UPDATE federation_messages SET run_at = now() + make_interval(secs => $3)
-             WHERE id = $1 AND claimed_by = $2 RETURNING ordering_key, run_at)
-           UPDATE federation_messages p SET run_at = renewed.run_at
-           FROM renewed
-           WHERE p.queue = $4 AND p.ordering_key = renewed.ordering_key AND p.parked`,
-          [claimed.id, claimed.claim, leaseMs / 1000, this.name],
-        )
-        .catch(() => {});
-    }, leaseMs / 3);
-    renewal.unref();
+    const { handlerTimeoutMs } = this.settings;
     let failure: unknown;
     try {
       await withTimeout(() => carryingEntries(claimed.carried, () => handler(claimed.message)), handlerTimeoutMs);
     } catch (err) {
       failure = err;
     } finally {
-      clearInterval(renewal);
       // A handler still running (timed out) writes the store itself from now on.
       claimed.carried.open = false;
     }
@@ -446,44 +512,66 @@ export class PostgresMessageQueue implements MessageQueue {
     } catch (err) {
       // Its lease lapses and it is handled again: at least once.
       this.failures.failed(err);
+    } finally {
+      clearInterval(claimed.renewal);
     }
     return false;
   }
 
   /**
-   * The done of a handled message, as common table expressions whose parameters are numbered from
-   * `from`: it is deleted and the idempotence records its handler set are written (with it, or not
-   * at all); a keyed one's first parked successor is let go, and announced. A key with nothing parked
-   * behind it (a received activity's, keyed by its id, all but always) is not announced: every
-   * instance's workers woke to it, for nothing.
+   * The done of handled messages, as common table expressions whose parameters are numbered from
+   * `from`: they are deleted and the idempotence records their handlers set are written (with them,
+   * or not at all); for each with messages of its key parked behind it, the first of them is let go,
+   * and announced. A message with nothing parked behind it (a received activity, keyed by its id,
+   * all but always) has no let-go: the statement is planned without it, and no instance's workers
+   * are woken for nothing.
    */
-  private doneStatement(claimed: Claimed, from: number): { ctes: string; values: unknown[] } {
-    const $ = (n: number) => `$${from + n}`;
-    const recorded = writtenSql(claimed.carried, from + 4);
-    return {
-      ctes: `handled AS (
-         DELETE FROM federation_messages WHERE id = ${$(0)} AND claimed_by = ${$(1)} RETURNING ordering_key),
+  private doneStatement(finished: Claimed[], from: number): { ctes: string; values: unknown[] } {
+    const values: unknown[] = [];
+    const param = (value: unknown) => `$${from + values.push(value) - 1}`;
+    // Claims are this listener's own: a message is deleted only if one of them still holds it.
+    let ctes = `handled AS (
+         DELETE FROM federation_messages
+         WHERE id = ANY (${param(finished.map((c) => c.id))}::bigint[])
+           AND claimed_by = ANY (${param(finished.map((c) => c.claim))}::text[])
+         RETURNING id)`;
+    // Each record once (a later handler's value kept): one INSERT may write a key only once.
+    const written = new Map(finished.flatMap((claimed) => [...claimed.carried.written]));
+    const recorded = writtenSql({ open: false, read: new Map(), written }, from + values.length);
+    values.push(...recorded.values);
+    ctes += `,
+       recorded AS (${recorded.text})`;
+    const behind = finished.filter((c) => c.behind && c.ordering_key !== null);
+    if (behind.length > 0) {
+      ctes += `,
        next AS (
          UPDATE federation_messages SET parked = false, run_at = now()
          WHERE id IN (
            SELECT n.id FROM federation_messages n
-           WHERE n.id = (
-             SELECT p.id FROM federation_messages p
-             WHERE p.queue = ${$(2)} AND p.ordering_key = (SELECT ordering_key FROM handled) AND p.parked
-             ORDER BY p.queue, p.ordering_key, p.id
-             LIMIT 1)
+           WHERE n.id IN (
+             SELECT (SELECT p.id FROM federation_messages p
+                     WHERE p.queue = ${param(this.name)} AND p.ordering_key = h.ordering_key AND p.parked
+                     ORDER BY p.queue, p.ordering_key, p.id
+                     LIMIT 1)
+             FROM unnest(${param(behind.map((c) => c.id))}::bigint[], ${param(behind.map((c) => c.ordering_key))}::text[])
+               AS h (id, ordering_key)
+             WHERE h.id IN (SELECT id FROM handled))
            -- Held by a postpone, it is moved by it: not waited for (nor the one after it taken).
            FOR UPDATE SKIP LOCKED)
-         RETURNING pg_notify('${CHANNEL}', ${$(3)})),
-       recorded AS (${recorded.text})`,
-      values: [claimed.id, claimed.claim, this.name, `0:${this.name}`, ...recorded.values],
-    };
+         RETURNING pg_notify('${CHANNEL}', ${param(`0:${this.name}`)}))`;
+    }
+    return { ctes, values };
   }
 
-  /** Writes the done of a handled message (doneStatement) alone. */
-  private async done(claimed: Claimed): Promise<void> {
-    const { ctes, values } = this.doneStatement(claimed, 1);
-    await this.pool.query(`WITH ${ctes} SELECT 1`, values);
+  /** Writes the done of handled messages (doneStatement) alone. */
+  private async done(finished: Claimed[]): Promise<void> {
+    const { ctes, values } = this.doneStatement(finished, 1);
+    try {
+      await this.pool.query(`WITH ${ctes} SELECT 1`, values);
+    } finally {
+      // Not written: left to lapse, handled again (at least once).
+      for (const claimed of finished) clearInterval(claimed.renewal);
+    }
   }
 
   private async failed(claimed: Claimed, err: unknown): Promise<void> {
@@ -493,7 +581,7 @@ export class PostgresMessageQueue implements MessageQueue {
         { err, queue: this.name, message: claimed.message, attempts: claimed.attempts },
         "federation queue: message dropped, its handler failed at every attempt",
       );
-      await this.done(claimed);
+      await this.done([claimed]);
       return;
     }
     // Records its handler set before failing are kept, as they would have been written unqueued.
@@ -522,6 +610,7 @@ export class PostgresMessageQueue implements MessageQueue {
 
   /** Gives back a message claimed but not handled (listen() was stopped meanwhile). */
   private async release(claimed: Claimed): Promise<void> {
+    clearInterval(claimed.renewal);
     await this.pool.query(
       `UPDATE federation_messages SET claimed_by = NULL, run_at = now(), attempts = attempts - 1
        WHERE id = $1 AND claimed_by = $2`,
