@@ -1,11 +1,13 @@
-// A note's and a reaction's statements write their live journal rows without a NOTIFY (which
-// would serialize their commits behind one lock) and wake the hubs after their commit
+// A note's (another server's too) and a reaction's statements write their live journal rows
+// without a NOTIFY (which would serialize their commits behind one lock) and wake the hubs after
+// their commit
 // (src/domain/live/wake.ts, migration 20261127140000); writers that do not say so still notify.
 import pg from "pg";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client.ts";
 import { wakeLiveHubs } from "../src/domain/live/wake.ts";
+import { storeRemoteNote } from "../src/domain/notes/remote.ts";
 import * as act from "./support/actions.ts";
 import { account } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -68,6 +70,49 @@ describe("waking the live hubs", () => {
         server.request("POST", `/notes/${note.id}/reaction`, { token: reader.token, body: { emoji: "👍" } }),
       ),
     ).toBeGreaterThan(0);
+  });
+
+  it("another server's notes taken in at once are journaled without a NOTIFY each, and wake the hubs after", async () => {
+    const { rows } = await operator.query(
+      `INSERT INTO accounts (id, name, name_key, email, email_key, nickname, passphrase_hash, host, uri, inbox_url)
+       VALUES (3000000, 'lw_remote', 'lw_remote@remote.example', 'lw@remote.example', 'lw@remote.example', 'r', '',
+               'remote.example', 'https://remote.example/users/lw_remote', 'https://remote.example/users/lw_remote/inbox')
+       RETURNING id::text`,
+    );
+    const author = BigInt(rows[0].id);
+    const notes = 60;
+    let stored: (bigint | null)[] = [];
+    let elapsedMs = 0;
+    const wakes = await wakesOf(async () => {
+      const started = performance.now();
+      stored = await Promise.all(
+        Array.from({ length: notes }, (_, n) =>
+          storeRemoteNote(server.services, {
+            uri: `https://remote.example/notes/lw${n}`,
+            url: null,
+            authorId: author,
+            content: `note ${n}`,
+            cwComment: "",
+            visibility: "public",
+            sendToId: null,
+            replyToId: null,
+            renoteId: null,
+            mentionedIds: [],
+            attachments: [],
+          }),
+        ),
+      );
+      elapsedMs = performance.now() - started;
+    });
+    expect(stored.every((id) => id !== null)).toBe(true);
+    // One a WAKE_SPACING_MS (10 ms) at most, and one after the last; each note's own NOTIFY, one a note.
+    expect(wakes).toBeGreaterThan(0);
+    expect(wakes).toBeLessThanOrEqual(Math.min(notes - 1, Math.ceil(elapsedMs / 10) + 2));
+    const journaled = await operator.query(
+      "SELECT count(*)::int AS n FROM live_events WHERE kind = 'n' AND ref_id IN (SELECT id FROM notes WHERE author_id = $1)",
+      [author],
+    );
+    expect(journaled.rows[0].n).toBe(notes);
   });
 
   it("a burst of wakes sends at most one a spacing, and one after the last", async () => {

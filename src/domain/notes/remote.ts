@@ -8,6 +8,7 @@ import { LISTED } from "../../db/one-of.ts";
 import type { Visibility } from "../../generated/prisma/client.ts";
 import type { Services } from "../context.ts";
 import { followsActorSql, silencedAccount } from "../instances/silence.ts";
+import { WAKES_LIVE_SQL, wakeLiveHubs } from "../live/wake.ts";
 import { notifiableSql } from "../notifications/notify.ts";
 import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
 import { LIMITS, PLAIN_RENOTE, removeNotes } from "./service.ts";
@@ -113,7 +114,8 @@ export async function storeRemoteNote(services: Services, note: RemoteNote): Pro
       ON CONFLICT (uri) DO NOTHING
       RETURNING id
     ), counted AS (
-      UPDATE accounts SET notes_count = notes_count + 1 WHERE id = ${note.authorId} AND EXISTS (SELECT FROM note)
+      UPDATE accounts SET notes_count = notes_count + 1
+      WHERE id = ${note.authorId} AND EXISTS (SELECT FROM note) AND ${WAKES_LIVE_SQL}
     )${mentionNotices}${renoteNotice}, indexed AS (
       INSERT INTO search_outbox (op, target_id) SELECT 'upsert', note.id FROM note WHERE ${searchIndexedSql(services)}
     )${attached}
@@ -123,6 +125,9 @@ export async function storeRemoteNote(services: Services, note: RemoteNote): Pro
     // Written by another statement that had not committed when this one's snapshot was taken.
     if (!row)
       return (await services.db.note.findUnique({ where: { uri: note.uri }, select: { id: true } }))?.id ?? null;
+    // Its journal rows were written without a NOTIFY (WAKES_LIVE_SQL), which would have made the
+    // commits of the notes taken in at once wait on one another: committed now, it wakes the hubs.
+    wakeLiveHubs(services.db, services.log);
     return BigInt(row.id);
   } catch (err) {
     // The parent or the renoted note was deleted since it was read: nothing to attach it to.
