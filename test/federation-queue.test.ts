@@ -188,6 +188,36 @@ describe("the federation message queue", () => {
     }
   });
 
+  it("a message that falls due between a claim and the look for what comes next is not left to the poll", async () => {
+    const q = queue("falls-due", { pollMs: 60_000 });
+    const handled: number[] = [];
+    const listener = listening(q, (message) => {
+      handled.push((message as { n: number }).n);
+    });
+    const { query } = pg.Pool.prototype as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+    let held = false;
+    // The next look for the earliest due time is sent 400 ms late: the message falls due meanwhile.
+    (pg.Pool.prototype as unknown as { query: typeof query }).query = async function (...args) {
+      if (held && String(args[0]).includes("min(run_at) - now()")) {
+        held = false;
+        await sleep(400);
+      }
+      return query.apply(this, args);
+    };
+    try {
+      await sleep(300);
+      held = true;
+      await q.enqueue({ n: 1 }, { delay: Temporal.Duration.from({ milliseconds: 150 }) });
+      // Woken now (as by another enqueue): its claim finds the message not yet due, and the wake
+      // its delay had set is spent.
+      await admin.query("SELECT pg_notify('murmur_federation_queued', '0:falls-due')");
+      await expect.poll(() => handled, { timeout: 3_000, interval: 25 }).toEqual([1]);
+    } finally {
+      (pg.Pool.prototype as unknown as { query: typeof query }).query = query;
+      await listener.stop();
+    }
+  });
+
   it("two listeners of one queue handle each message once", async () => {
     const a = queue("shared", { concurrency: 2 });
     const b = queue("shared", { concurrency: 2 });

@@ -647,18 +647,34 @@ class Wakeup {
 
   constructor(private readonly pollMs: number) {}
 
-  /** Wakes every worker in `ms` (now for 0), unless an earlier wake-up is due. */
+  /**
+   * Wakes every worker in `ms` (now for 0), unless an earlier wake-up is due. A wake-up for
+   * something else meanwhile leaves it set: a claim woken just before a message falls due finds it
+   * not yet due, and the look for what comes next just after (run_at <= now()) no longer sees it,
+   * so without this wake-up the message waited for the poll (a retry 5 s late under load).
+   */
   in(ms: number): void {
     if (ms <= 0) {
       this.wake();
       return;
     }
     if (ms >= this.pollMs) return;
-    const at = Date.now() + ms;
+    // A millisecond more: run_at is kept to the millisecond, rounded.
+    const at = Date.now() + ms + 1;
     if (at >= this.timerAt) return;
-    clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(() => this.wake(), ms);
+    this.arm();
+  }
+
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      // libuv's clock can lag Date.now() under load, and its timer fire early: not before its time.
+      if (Date.now() < this.timerAt) return this.arm();
+      this.timer = undefined;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.wake();
+    }, this.timerAt - Date.now());
   }
 
   /** Sleeps until a wake-up after generation `seen`, the poll interval, or the abort. */
@@ -677,13 +693,12 @@ class Wakeup {
 
   close(): void {
     clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
     this.wake();
   }
 
   private wake(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.timerAt = Number.POSITIVE_INFINITY;
     this.generation++;
     const sleepers = [...this.sleepers];
     this.sleepers.clear();
