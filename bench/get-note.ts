@@ -148,7 +148,7 @@ export async function benchGetNote(options: {
     bare.stop();
     bareFindVisible.stop();
   }
-  const [m, b, r] = turns.map((runs) => medianRun(runs));
+  const [m, b, r] = turns.map(medianRun);
   const ratio = Math.round((m.reqPerSec / b.reqPerSec) * 100) / 100;
   return {
     noteId,

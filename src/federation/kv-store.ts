@@ -59,12 +59,12 @@ export interface CarriedEntries {
 const carried = new AsyncLocalStorage<CarriedEntries>();
 
 /**
- * The statement (or a common table expression's body) writing `entries`' idempotence records, its
- * three arrays (keys, JSON values, TTL intervals) the parameters numbered from `from`, as set()
- * writes one entry.
+ * The statement (or a common table expression's body) writing idempotence records `entries` (a
+ * handler's `written`, or several handlers' together: a key once), its three arrays (keys, JSON
+ * values, TTL intervals) the parameters numbered from `from`, as set() writes one entry.
  */
-export function writtenSql(entries: CarriedEntries, from: number): { text: string; values: unknown[] } {
-  const written = [...entries.written];
+export function writtenSql(entries: CarriedEntries["written"], from: number): { text: string; values: unknown[] } {
+  const written = [...entries];
   return {
     text: `INSERT INTO federation_kv (key, value, expires_at)
        SELECT w.key, w.value, now() + w.ttl::interval

@@ -537,11 +537,11 @@ export class PostgresMessageQueue implements MessageQueue {
          RETURNING id)`;
     // Each record once (a later handler's value kept): one INSERT may write a key only once.
     const written = new Map(finished.flatMap((claimed) => [...claimed.carried.written]));
-    const recorded = writtenSql({ open: false, read: new Map(), written }, from + values.length);
+    const recorded = writtenSql(written, from + values.length);
     values.push(...recorded.values);
     ctes += `,
        recorded AS (${recorded.text})`;
-    const behind = finished.filter((c) => c.behind && c.ordering_key !== null);
+    const behind = finished.filter((c) => c.behind);
     if (behind.length > 0) {
       ctes += `,
        next AS (
@@ -586,7 +586,7 @@ export class PostgresMessageQueue implements MessageQueue {
     }
     // Records its handler set before failing are kept, as they would have been written unqueued.
     if (claimed.carried.written.size > 0) {
-      const { text, values } = writtenSql(claimed.carried, 1);
+      const { text, values } = writtenSql(claimed.carried.written, 1);
       await this.pool.query(text, values);
     }
     const delayMs = Math.min(maxRetryMs, retryMs * 2 ** (claimed.attempts - 1));
