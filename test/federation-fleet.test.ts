@@ -6,7 +6,8 @@
 // in flight at the kill: claimed by the killed process and not yet done (answered, but not yet
 // deleted from the queue), handled again once its claim lapsed (the queue is at least once:
 // docs/federation.md#delivery). So there are never more duplicates than deliveries in flight at
-// that moment: at most the killed process's concurrency. A POST cut by the kill is not answered,
+// that moment: at most twice the killed process's concurrency (it claims the next ones while
+// some run, and writes dones with its next claim). A POST cut by the kill is not answered,
 // and is sent again: a queue that let go of a message before its POST was answered loses it.
 //
 // The follows are written by a process that only enqueues (FEDERATION_QUEUE=off) and serves the
@@ -108,8 +109,10 @@ describe("a fleet's delivery with an instance killed mid-batch", () => {
       expect(n).toBe(2);
     }
     expect(twice.length).toBeLessThanOrEqual(inFlight.size);
-    // A process works 4 deliveries at once (src/federation/message-queue.ts's concurrency).
-    expect(inFlight.size).toBeLessThanOrEqual(4);
+    // A process runs 4 deliveries at once (src/federation/message-queue.ts's concurrency) and holds
+    // at most twice that under its claim: those running, those claimed to run next, and those
+    // handled whose done its next claim writes.
+    expect(inFlight.size).toBeLessThanOrEqual(8);
     console.log(
       `federation fleet: ${sent.size} activities, ${arrivedBefore} arrived before the kill, ` +
         `${inFlight.size} in flight at it, ${cut} POSTs cut by it, ${twice.length} arrived twice, none lost`,
