@@ -6,7 +6,7 @@
 // never answers, refused in bounded time.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Context } from "@fedify/fedify";
+import { type Context, verifyRequest } from "@fedify/fedify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DomainError } from "../src/domain/errors.ts";
 import { createMurmurFederation, type FederationData } from "../src/federation/federation.ts";
@@ -32,11 +32,17 @@ let strict: Context<FederationData>;
 let peer: http.Server;
 let peerHost: string;
 const peerGets: { url: string; signed: boolean }[] = [];
+/** The peer's signed GETs, as requests its own checks would verify. */
+const signedGets: Request[] = [];
 
 /** The bad peer: WebFinger for every name, whose actor is what the name says. */
 function badPeer(request: http.IncomingMessage, response: http.ServerResponse): void {
   const url = new URL(request.url ?? "/", `http://${peerHost}`);
   peerGets.push({ url: url.pathname, signed: typeof request.headers.signature === "string" });
+  if (request.headers.signature) {
+    const headers = Object.entries(request.headers).map(([name, value]): [string, string] => [name, String(value)]);
+    signedGets.push(new Request(url, { method: request.method, headers }));
+  }
   if (url.pathname === "/.well-known/webfinger") {
     const name = /^acct:([^@]+)@/.exec(url.searchParams.get("resource") ?? "")?.[1] ?? "";
     if (name === "sleepy") return; // never answers
@@ -128,6 +134,11 @@ describe("resolveRemoteActor", () => {
     const actor = await resolveRemoteActor(ctx, `mallory@${peerHost}`);
     expect(actor.preferredUsername).toBe("mallory");
     expect(peerGets).toContainEqual({ url: "/mallory", signed: true });
+    // Its key is the instance actor's first, and the signature holds with it.
+    const get = signedGets.findLast((request) => new URL(request.url).pathname === "/mallory");
+    expect(get?.headers.get("signature")).toContain(`keyId="${a.url}/accounts/_instance#main-key"`);
+    const key = await verifyRequest(get as Request, { documentLoader: ctx.documentLoader });
+    expect(key?.ownerId?.href).toBe(`${a.url}/accounts/_instance`);
   });
 
   it("is ACCOUNT_NOT_FOUND for an unknown name, a bad handle or a host nobody answers at", async () => {

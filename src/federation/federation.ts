@@ -24,7 +24,7 @@ import { safeDocumentLoader, staticPreloaded } from "./document-loader.ts";
 import { expandOnce } from "./expanded-once.ts";
 import { DeliveryRecorder } from "./hosts.ts";
 import { ActivityKeyedQueue, listenToInbox } from "./inbox.ts";
-import { actorKeysOf, INSTANCE_ACTOR } from "./keys.ts";
+import { actorKeysOf, INSTANCE_ACTOR, instanceSigner } from "./keys.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { fedifyMeters } from "./meters.ts";
 import { registerNotes } from "./notes.ts";
@@ -154,10 +154,8 @@ export function createMurmurFederation(
   // What each activity does: src/federation/inbox.ts. An unsigned one is refused (401).
   const listeners = federation
     .setInboxListeners(PATHS.inbox, PATHS.sharedInbox)
-    .setSharedKeyDispatcher(() => ({
-      // Fetches made while handling the shared inbox are signed as the instance actor.
-      identifier: INSTANCE_ACTOR,
-    }))
+    // Fetches made while handling the shared inbox are signed as the instance actor.
+    .setSharedKeyDispatcher(instanceSigner)
     // Fedify checks an activity's idempotence record twice: when its POST comes, and before its
     // listener runs from the queue. Only the second is ever written (as the queue handles it, under
     // a key of its own), so the first, one read of the key-value store every POST, could never find

@@ -5,7 +5,7 @@ import type { Context } from "@fedify/fedify";
 import { type Actor, isActor } from "@fedify/fedify/vocab";
 import { DomainError } from "../domain/errors.ts";
 import type { FederationData } from "./data.ts";
-import { INSTANCE_ACTOR } from "./keys.ts";
+import { instanceLoader } from "./keys.ts";
 import { FETCH_LIMITS, type SafeFetchOptions, safeFetch } from "./safe-fetch.ts";
 
 /** `@name@host` (the leading `@` optional), host with its port if any. */
@@ -43,8 +43,7 @@ export async function resolveRemoteActor(
     if (actorUrl) break;
   }
   if (!actorUrl) throw new DomainError("ACCOUNT_NOT_FOUND");
-  const actor = await ctx
-    .getDocumentLoader({ identifier: INSTANCE_ACTOR })
+  const actor = await instanceLoader(ctx)
     .then((documentLoader) => ctx.lookupObject(actorUrl.href, { documentLoader }))
     .catch(() => null);
   // lookupObject already refuses an object whose id is on another origin than where it was fetched.

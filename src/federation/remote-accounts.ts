@@ -13,7 +13,7 @@ import { DomainError } from "../domain/errors.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
-import { INSTANCE_ACTOR } from "./keys.ts";
+import { instanceLoader } from "./keys.ts";
 import { resolveRemoteActor } from "./lookup.ts";
 
 /** A stored actor older than this is fetched again when it is used. */
@@ -98,7 +98,7 @@ export function stale(account: Pick<Account, "fetchedAt">): boolean {
 
 /** The actor at `uri`, fetched signed as the instance actor; null when it is no actor of that id. */
 async function fetchActor(ctx: Context<FederationData>, uri: string): Promise<Actor | null> {
-  const documentLoader = await ctx.getDocumentLoader({ identifier: INSTANCE_ACTOR });
+  const documentLoader = await instanceLoader(ctx);
   const actor = await ctx.lookupObject(uri, { documentLoader });
   return isActor(actor) && actor.id?.href === uri ? actor : null;
 }
@@ -116,7 +116,7 @@ export async function storeActor(ctx: Context<FederationData>, actor: Actor): Pr
   if (actor.id.origin === new URL(ctx.data.config.publicUrl).origin) throw new DomainError("ACCOUNT_NOT_FOUND");
   const host = actor.id.host;
   if (codePoints(name) + codePoints(host) + 2 > LIMITS.qualifiedNameMax) throw new DomainError("ACCOUNT_NOT_FOUND");
-  const loaders = { documentLoader: await ctx.getDocumentLoader({ identifier: INSTANCE_ACTOR }), suppressError: true };
+  const loaders = { documentLoader: await instanceLoader(ctx), suppressError: true };
   const [icon, image] = await Promise.all([actor.getIcon(loaders), actor.getImage(loaders)]);
   const profile = {
     name,

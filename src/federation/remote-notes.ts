@@ -26,7 +26,7 @@ import { deleteRemoteNote, type RemoteFile, storeRemoteNote, updateRemoteNote } 
 import { LIMITS } from "../domain/notes/service.ts";
 import type { Account, Visibility } from "../generated/prisma/client.ts";
 import type { FederationData } from "./data.ts";
-import { INSTANCE_ACTOR } from "./keys.ts";
+import { instanceLoader } from "./keys.ts";
 import { overtakenSql, rememberOvertaken } from "./overtaken.ts";
 import { actorAccount, displayText, HTML_TO_TEXT, stale } from "./remote-accounts.ts";
 import { blurhashesOf, rememberSource } from "./vocab.ts";
@@ -163,7 +163,7 @@ export async function noteDeleted(
 }
 
 async function loaders(ctx: Context<FederationData>) {
-  return { documentLoader: await ctx.getDocumentLoader({ identifier: INSTANCE_ACTOR }) };
+  return { documentLoader: await instanceLoader(ctx) };
 }
 
 /** The note's author, stored; null unless the note, its author and its id are of one origin. */
