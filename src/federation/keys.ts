@@ -1,12 +1,11 @@
 // Actors' key pairs (docs/federation.md#actors), kept in PostgreSQL so that every instance of a
 // fleet signs with the same keys: RSA for draft-cavage HTTP Signatures, Ed25519 for Object
 // Integrity Proofs.
-import { type Context, exportJwk, generateCryptoKeyPair, importJwk, type SenderKeyPair } from "@fedify/fedify";
+import { type DocumentLoader, exportJwk, generateCryptoKeyPair, importJwk, type SenderKeyPair } from "@fedify/fedify";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "pino";
 import type { Db } from "../db/client.ts";
 import type { ActorKeyKind } from "../generated/prisma/client.ts";
-import type { FederationData } from "./data.ts";
 
 /** The instance actor's identifier: no account name starts with `_` (src/domain/accounts/rules.ts). */
 export const INSTANCE_ACTOR = "_instance";
@@ -128,13 +127,20 @@ export function makeKeysSoon(db: Db, accountId: bigint, log: Logger): void {
 
 let queue: Promise<void> = Promise.resolve();
 
+/** What of a Fedify context signing as the instance actor takes. */
+interface SigningContext {
+  data: { db: Db };
+  getActorUri(identifier: string): URL;
+  getDocumentLoader(identity: SenderKeyPair): DocumentLoader;
+}
+
 /** The instance actor's signing key (ActorKeys.instanceSigner) for `ctx`'s fetches. */
-export function instanceSigner(ctx: Context<FederationData>): Promise<SenderKeyPair> {
+export function instanceSigner(ctx: SigningContext): Promise<SenderKeyPair> {
   return actorKeysOf(ctx.data.db).instanceSigner(() => ctx.getActorUri(INSTANCE_ACTOR));
 }
 
 /** A loader whose fetches are signed as the instance actor. */
-export async function instanceLoader(ctx: Context<FederationData>) {
+export async function instanceLoader(ctx: SigningContext): Promise<DocumentLoader> {
   return ctx.getDocumentLoader(await instanceSigner(ctx));
 }
 
