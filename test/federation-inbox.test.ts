@@ -6,7 +6,8 @@ import { KeyObject } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { signRequest } from "@fedify/fedify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Follow } from "@fedify/fedify/vocab";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { cast } from "./support/cast.ts";
 import { closeFederating } from "./support/federation.ts";
 import type { TestAccount } from "./support/fixtures.ts";
@@ -90,6 +91,22 @@ describe("inbox POSTs", () => {
     const cached = await server.services.db.$queryRaw<{ n: number }[]>`
       SELECT count(*)::int AS n FROM federation_kv WHERE value::text LIKE ${`%${peerUrl}/actor#main-key%`}`;
     expect(cached[0].n).toBeGreaterThan(0);
+  });
+
+  it("parse the activity once before answering its POST (src/federation/parsed-activities.ts)", async () => {
+    // Fedify parses it to check its proofs and again to route it; the queue's parse, of the object
+    // read back from the queue, is another object's.
+    const parses = vi.spyOn(Follow as unknown as Record<string, (json: unknown) => unknown>, "__fromJsonLd__Follow__");
+    try {
+      const answer = await post("/inbox", follow("parsed-once"));
+      expect(answer.status).toBe(202);
+      const byObject = new Map<unknown, number>();
+      for (const [json] of parses.mock.calls) byObject.set(json, (byObject.get(json) ?? 0) + 1);
+      expect([...byObject.values()][0]).toBe(1);
+      expect(Math.max(...byObject.values())).toBe(1);
+    } finally {
+      parses.mockRestore();
+    }
   });
 
   it("refuse the signature over other bytes than the body's (its Digest), with 401", async () => {

@@ -28,6 +28,7 @@ import { actorKeysOf, INSTANCE_ACTOR, instanceSigner } from "./keys.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { fedifyMeters } from "./meters.ts";
 import { registerNotes } from "./notes.ts";
+import { parseActivitiesOnce } from "./parsed-activities.ts";
 import { parseKeysOnce } from "./parsed-keys.ts";
 import { remoteRecipient } from "./remote-accounts.ts";
 
@@ -69,10 +70,12 @@ export function createMurmurFederation(
 ): Federation<FederationData> {
   const { config } = services;
   const keys = actorKeysOf(services.db);
-  // Remote keys kept by the store parsed once (src/federation/parsed-keys.ts), and JSON-LD
-  // documents expanded once (src/federation/expanded-once.ts).
+  // Remote keys kept by the store parsed once (src/federation/parsed-keys.ts), JSON-LD documents
+  // expanded once (src/federation/expanded-once.ts), and a received activity parsed once before
+  // its POST is answered (src/federation/parsed-activities.ts).
   parseKeysOnce();
   expandOnce();
+  parseActivitiesOnce();
   const kv = stores.kv ?? new MemoryKvStore();
   const queue = stores.queue ?? new InProcessMessageQueue();
   // Every fetch goes through Murmur's guarded loaders (src/federation/document-loader.ts); Fedify
