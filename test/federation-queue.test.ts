@@ -361,6 +361,41 @@ describe("the federation message queue", () => {
       await Promise.all([one.stop(), two.stop()]);
     }
   });
+  it("a paused server's postpone does not wait on a message another statement holds", async () => {
+    const q = queue("postponed-held");
+    for (const n of [1, 2, 3])
+      await q.enqueue({ n, inbox: "https://dead.test/inbox" }, { delay: Temporal.Duration.from({ seconds: 1 }) });
+    // Another connection holds the second, as a claim taking it or a renewal of its line does.
+    const holder = new pg.Client({ connectionString: databaseUrl });
+    await holder.connect();
+    await holder.query("BEGIN");
+    await holder.query("SELECT id FROM federation_messages WHERE queue = $1 AND message->>'n' = '2' FOR UPDATE", [
+      "postponed-held",
+    ]);
+    try {
+      // Waiting on that lock, it had deadlocked with a claim writing its done.
+      const moved = await Promise.race([
+        q.postpone("inbox", "https://dead.test/", 60_000),
+        sleep(3_000).then(() => "waited"),
+      ]);
+      expect(moved).toBe(2);
+      await holder.query("COMMIT");
+      const { rows } = await admin.query<{ n: string; later: boolean }>(
+        `SELECT message->>'n' AS n, run_at > now() + interval '30 seconds' AS later
+         FROM federation_messages WHERE queue = $1 ORDER BY id`,
+        ["postponed-held"],
+      );
+      expect(rows).toEqual([
+        { n: "1", later: true },
+        { n: "2", later: false },
+        { n: "3", later: true },
+      ]);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => {});
+      await holder.end();
+    }
+  });
+
   it("a claim does not wait on a later message another statement holds (a paused server's postpone)", async () => {
     const q = queue("held-successor");
     await q.enqueue({ n: 1 }, { orderingKey: "k" });

@@ -224,12 +224,21 @@ export class PostgresMessageQueue implements MessageQueue {
    * `delayMs` from now, unless they are due later anyway: those of one paused server at once,
    * rather than each claimed and put back in turn (src/federation/delivery.ts). A key's messages
    * are all of one server (Fedify's key names the inbox's origin), so they move together, in order.
+   *
+   * It never waits on a row's lock: one another statement holds (a claim taking it, a renewal of
+   * its key's line) is left as it is, and is held again when it is handled. Waiting, a postpone had
+   * deadlocked with a claim writing its done: an update that finds a row changed since its snapshot
+   * locks it to look again, and keeps that lock, so a postpone scanning 10,000 deliveries came to
+   * hold messages a claim had just taken, and to wait on the next claim that was deleting them.
    */
   async postpone(field: string, prefix: string, delayMs: number): Promise<number> {
     const { rowCount } = await this.pool.query(
       `UPDATE federation_messages SET parked = false, run_at = now() + make_interval(secs => $4)
-       WHERE queue = $1 AND claimed_by IS NULL AND (parked OR run_at < now() + make_interval(secs => $4))
-         AND starts_with(message->>$2, $3)`,
+       WHERE id IN (
+         SELECT id FROM federation_messages
+         WHERE queue = $1 AND claimed_by IS NULL AND (parked OR run_at < now() + make_interval(secs => $4))
+           AND starts_with(message->>$2, $3)
+         FOR UPDATE SKIP LOCKED)`,
       [this.name, field, prefix, delayMs / 1000],
     );
     return rowCount ?? 0;
