@@ -34,7 +34,8 @@ async function generate(kind: ActorKeyKind): Promise<CryptoKeyPair> {
 export class ActorKeys {
   private readonly cache = new LRUCache<string, CryptoKeyPair[]>({ max: 2000 });
   private readonly making = new Map<string, Promise<CryptoKeyPair[]>>();
-  private instance?: SenderKeyPair;
+  /** The instance actor's signing key by the origin its actor is on. */
+  private readonly signers = new Map<string, SenderKeyPair>();
 
   constructor(private readonly db: Db) {}
 
@@ -55,11 +56,14 @@ export class ActorKeys {
    * gives an actor's first key. Kept: asked of Fedify by identifier, it built the actor's URI from
    * its template and the actor's list of pairs again for every activity received (~0.1 ms each).
    */
-  async instanceSigner(actor: () => URL): Promise<SenderKeyPair> {
-    if (this.instance) return this.instance;
-    const [rsa] = await this.pairsOf(INSTANCE_ACTOR);
-    this.instance = { keyId: new URL("#main-key", actor()), privateKey: rsa.privateKey };
-    return this.instance;
+  async instanceSigner(origin: string, actor: () => URL): Promise<SenderKeyPair> {
+    let signer = this.signers.get(origin);
+    if (!signer) {
+      const [rsa] = await this.pairsOf(INSTANCE_ACTOR);
+      signer = { keyId: new URL("#main-key", actor()), privateKey: rsa.privateKey };
+      this.signers.set(origin, signer);
+    }
+    return signer;
   }
 
   private async load(owner: string): Promise<CryptoKeyPair[]> {
@@ -130,13 +134,14 @@ let queue: Promise<void> = Promise.resolve();
 /** What of a Fedify context signing as the instance actor takes. */
 interface SigningContext {
   data: { db: Db };
+  origin: string;
   getActorUri(identifier: string): URL;
   getDocumentLoader(identity: SenderKeyPair): DocumentLoader;
 }
 
 /** The instance actor's signing key (ActorKeys.instanceSigner) for `ctx`'s fetches. */
 export function instanceSigner(ctx: SigningContext): Promise<SenderKeyPair> {
-  return actorKeysOf(ctx.data.db).instanceSigner(() => ctx.getActorUri(INSTANCE_ACTOR));
+  return actorKeysOf(ctx.data.db).instanceSigner(ctx.origin, () => ctx.getActorUri(INSTANCE_ACTOR));
 }
 
 /** A loader whose fetches are signed as the instance actor. */
