@@ -2,9 +2,10 @@
 // statement, never a named statement: named, PostgreSQL kept a generic plan of it made while the
 // table was empty, which with 10,000 deliveries held for a dead server kept 1.8 of 2 cores busy
 // (bench/README.md, "Intake, 2026-11-27 (third)" and "(fifth)"); so it claims several messages at
-// once, and the done of those with nothing parked behind them leaves out the let-go. And what it reads of the key-value store (a received activity's
-// idempotence record) it reads by the store's key: the table holds a day of those records, and
-// the claim had read it whole at every message ("Intake, 2026-11-27 (fourth)").
+// once, and the done of those with nothing parked behind them leaves out the let-go. And what it
+// reads of the key-value store (a received activity's idempotence record) it reads by the store's
+// key: the table holds a day of those records, and the claim had read it whole at every message
+// ("Intake, 2026-11-27 (fourth)").
 import pg from "pg";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -56,6 +56,27 @@ async function rowsOf(name: string): Promise<number> {
   return rows[0].n;
 }
 
+/**
+ * Message `n` of queue `name` locked by another connection's open transaction, as a statement in
+ * flight holds it; `release` commits, and ends the connection.
+ */
+async function holdMessage(name: string, n: number): Promise<{ release(): Promise<void> }> {
+  const holder = new pg.Client({ connectionString: databaseUrl });
+  await holder.connect();
+  await holder.query("BEGIN");
+  await holder.query("SELECT id FROM federation_messages WHERE queue = $1 AND message->>'n' = $2 FOR UPDATE", [
+    name,
+    String(n),
+  ]);
+  let released: Promise<void> | undefined;
+  return {
+    release: () => {
+      released ??= holder.query("COMMIT").then(() => holder.end());
+      return released;
+    },
+  };
+}
+
 describe("the federation message queue", () => {
   it("writes enqueues made together in a few statements, each key's in order: a fan-out of 3,000 inboxes", async () => {
     const q = queue("fanout");
@@ -366,12 +387,7 @@ describe("the federation message queue", () => {
     for (const n of [1, 2, 3])
       await q.enqueue({ n, inbox: "https://dead.test/inbox" }, { delay: Temporal.Duration.from({ seconds: 1 }) });
     // Another connection holds the second, as a claim taking it or a renewal of its line does.
-    const holder = new pg.Client({ connectionString: databaseUrl });
-    await holder.connect();
-    await holder.query("BEGIN");
-    await holder.query("SELECT id FROM federation_messages WHERE queue = $1 AND message->>'n' = '2' FOR UPDATE", [
-      "postponed-held",
-    ]);
+    const holder = await holdMessage("postponed-held", 2);
     try {
       // Waiting on that lock, it had deadlocked with a claim writing its done.
       const moved = await Promise.race([
@@ -379,7 +395,7 @@ describe("the federation message queue", () => {
         sleep(3_000).then(() => "waited"),
       ]);
       expect(moved).toBe(2);
-      await holder.query("COMMIT");
+      await holder.release();
       const { rows } = await admin.query<{ n: string; later: boolean }>(
         `SELECT message->>'n' AS n, run_at > now() + interval '30 seconds' AS later
          FROM federation_messages WHERE queue = $1 ORDER BY id`,
@@ -391,8 +407,7 @@ describe("the federation message queue", () => {
         { n: "3", later: true },
       ]);
     } finally {
-      await holder.query("ROLLBACK").catch(() => {});
-      await holder.end();
+      await holder.release();
     }
   });
 
@@ -401,12 +416,7 @@ describe("the federation message queue", () => {
     await q.enqueue({ n: 1 }, { orderingKey: "k" });
     await q.enqueue({ n: 2 }, { orderingKey: "k" });
     // Another connection holds the second message's row, as a postpone moving it does.
-    const holder = new pg.Client({ connectionString: databaseUrl });
-    await holder.connect();
-    await holder.query("BEGIN");
-    await holder.query("SELECT id FROM federation_messages WHERE queue = $1 AND message->>'n' = '2' FOR UPDATE", [
-      "held-successor",
-    ]);
+    const holder = await holdMessage("held-successor", 2);
     const handled: unknown[] = [];
     const listener = listening(q, (message) => {
       handled.push(message);
@@ -415,11 +425,10 @@ describe("the federation message queue", () => {
       // Parking the line behind the first had waited on that lock (and deadlocked with postpones).
       await expect.poll(() => handled.length, WAIT).toBeGreaterThanOrEqual(1);
       expect(handled[0]).toEqual({ n: 1 });
-      await holder.query("COMMIT");
+      await holder.release();
       await expect.poll(() => handled, WAIT).toEqual([{ n: 1 }, { n: 2 }]);
     } finally {
-      await holder.query("ROLLBACK").catch(() => {});
-      await holder.end();
+      await holder.release();
       await listener.stop();
     }
   });

@@ -1,7 +1,7 @@
 // A note's (another server's too) and a reaction's statements write their live journal rows
 // without a NOTIFY (which would serialize their commits behind one lock) and wake the hubs after
-// their commit
-// (src/domain/live/wake.ts, migration 20261127140000); writers that do not say so still notify.
+// their commit (src/domain/live/wake.ts, migration 20261127140000); writers that do not say so
+// still notify.
 import pg from "pg";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
