@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Db } from "../src/db/client.ts";
 import { PostgresKvStore } from "../src/federation/kv-store.ts";
 import { PostgresMessageQueue } from "../src/federation/message-queue.ts";
-import { rememberOvertaken, wasOvertaken } from "../src/federation/overtaken.ts";
+import { rememberOvertaken, wasOvertaken } from "../src/domain/overtaken.ts";
 import { parseKeysOnce } from "../src/federation/parsed-keys.ts";
 import { createKnown } from "../src/federation/remote-notes.ts";
 import { rsaKeyPair } from "./support/keys.ts";

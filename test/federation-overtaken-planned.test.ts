@@ -1,12 +1,12 @@
 // What a Create or a Like asks of the key-value table (whether a Delete or an Undo came first,
-// src/federation/overtaken.ts) is one probe of its key, however stale the table's statistics: the
+// src/domain/overtaken.ts) is one probe of its key, however stale the table's statistics: the
 // table takes a day of idempotence records, each expiring a day after it came, so the statistics
 // of the last ANALYZE always say that hardly a row outlives now(). Planned on the expiry's index,
 // the probe read every live record: 2,140 buffers and 1.8 ms a Create with 3,000 records
 // (bench/README.md, "Intake after a fan-out, 2026-11-27").
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Db, Prisma } from "../src/db/client.ts";
-import { overtakenSql, rememberOvertaken, wasOvertaken } from "../src/federation/overtaken.ts";
+import { overtakenSql, rememberOvertaken, wasOvertaken } from "../src/domain/overtaken.ts";
 import { freshDatabase } from "./support/server.ts";
 
 let db: Db;

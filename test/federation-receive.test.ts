@@ -368,12 +368,28 @@ describe("activities of other servers", () => {
         .poll(() => a.services.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM federation_messages`, WAIT)
         .toEqual([{ n: 0 }]);
     await deliver({ id: `${note.id}#delete`, type: "Delete", actor: actorUri("mallory"), object: note.id });
-    // The Create comes once the Delete is handled, as one sent again later does: two handled at
-    // the same moment may each miss the other (docs/federation.md#activities-out-of-order).
+    // The Create comes once the Delete is handled, as one sent again later does (the two handled
+    // at the same moment are test/federation-delete-race.test.ts's).
     await queueEmpty();
     await deliver(create(note));
     // Handled too: the queue is empty once it is done.
     await queueEmpty();
+    expect(await a.services.db.note.count({ where: { uri: note.id } })).toBe(0);
+  });
+
+  it("a Create sent again after its note's Delete does not bring the note back", async () => {
+    const note = peerNote("mallory", { to: aliceUri(), cc: [] });
+    const activity = create(note);
+    await deliver(activity);
+    const row = await stored(note.id);
+    await deliver({ id: `${note.id}#delete`, type: "Delete", actor: actorUri("mallory"), object: note.id });
+    await expect.poll(() => a.services.db.note.count({ where: { id: row.id } }), WAIT).toBe(0);
+    // The same activity again (its sender never saw our answer), and the note in a new Create.
+    await deliver(activity);
+    await deliver(create(note));
+    await expect
+      .poll(() => a.services.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM federation_messages`, WAIT)
+      .toEqual([{ n: 0 }]);
     expect(await a.services.db.note.count({ where: { uri: note.id } })).toBe(0);
   });
 

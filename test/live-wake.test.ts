@@ -9,7 +9,7 @@ import { createDb } from "../src/db/client.ts";
 import { wakeLiveHubs } from "../src/domain/live/wake.ts";
 import { storeRemoteNote } from "../src/domain/notes/remote.ts";
 import * as act from "./support/actions.ts";
-import { account } from "./support/fixtures.ts";
+import { account, publicRemoteNote } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -87,19 +87,10 @@ describe("waking the live hubs", () => {
       const started = performance.now();
       stored = await Promise.all(
         Array.from({ length: notes }, (_, n) =>
-          storeRemoteNote(server.services, {
-            uri: `https://remote.example/notes/lw${n}`,
-            url: null,
-            authorId: author,
-            content: `note ${n}`,
-            cwComment: "",
-            visibility: "public",
-            sendToId: null,
-            replyToId: null,
-            renoteId: null,
-            mentionedIds: [],
-            attachments: [],
-          }),
+          storeRemoteNote(
+            server.services,
+            publicRemoteNote(`https://remote.example/notes/lw${n}`, author, `note ${n}`),
+          ),
         ),
       );
       elapsedMs = performance.now() - started;

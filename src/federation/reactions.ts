@@ -8,13 +8,13 @@ import type { Context, Federation, InboxContext, InboxListenerSetters } from "@f
 import { type Activity, Emoji, EmojiReact, Image, Like, Note, Undo } from "@fedify/fedify/vocab";
 import { parseSnowflake } from "../db/snowflake.ts";
 import { fileUrl } from "../domain/drive/urls.ts";
+import { wasOvertaken } from "../domain/overtaken.ts";
 import { remoteReact, remoteReactionEmoji, remoteUnreact } from "../domain/reactions/remote.ts";
 import { LIKE_KIND, UNLIKE_KIND } from "../domain/reactions/service.ts";
 import type { Account } from "../generated/prisma/client.ts";
 import type { AppServices } from "../services.ts";
 import type { FederationData } from "./data.ts";
 import type { OutboxActivity } from "./outbox.ts";
-import { rememberOvertaken, wasOvertaken } from "./overtaken.ts";
 import { actorAccount, remoteRecipient } from "./remote-accounts.ts";
 
 const MISSKEY_CONTEXT = { misskey: "https://misskey-hub.net/ns#", _misskey_reaction: "misskey:_misskey_reaction" };
@@ -128,7 +128,7 @@ async function reacted(ctx: InboxContext<FederationData>, activity: Like | Emoji
   const account = await actorAccount(ctx, activity.actorId);
   if (!account) return;
   const emoji = await remoteReactionEmoji(ctx.data, await reactionText(activity));
-  await remoteReact(ctx.data, account.id, noteId, emoji);
+  await remoteReact(ctx.data, account.id, noteId, emoji, activity.id ?? undefined);
 }
 
 export function listenToReactions(listeners: InboxListenerSetters<FederationData>): void {
@@ -148,11 +148,9 @@ export async function reactionUndone(
   if (object.actorId?.href !== sender.uri || !object.objectId) return true;
   const noteId = await noteIdOf(ctx, object.objectId);
   if (noteId === undefined) return true;
-  const removed = await remoteUnreact(ctx.data, sender.id, noteId);
-  // Its Like not here yet (sent again later, or overtaken): it is not to count when it comes. Only
-  // an id of the sender's own origin, so nobody can stop another server's Like this way.
-  if (!removed && object.id && object.id.origin === new URL(sender.uri ?? "").origin) {
-    await rememberOvertaken(ctx.data.db, "undone-reaction", object.id);
-  }
+  // Its Like, not here yet (sent again later, or overtaken) or being stored now, is not to count.
+  // Only an id of the sender's own origin, so nobody can stop another server's Like this way.
+  const own = object.id && object.id.origin === new URL(sender.uri ?? "").origin ? object.id : undefined;
+  await remoteUnreact(ctx.data, sender.id, noteId, own);
   return true;
 }

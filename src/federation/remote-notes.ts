@@ -24,10 +24,10 @@ import { parseSnowflake } from "../db/snowflake.ts";
 import { MAX_FILE_NAME } from "../domain/drive/service.ts";
 import { deleteRemoteNote, type RemoteFile, storeRemoteNote, updateRemoteNote } from "../domain/notes/remote.ts";
 import { LIMITS } from "../domain/notes/service.ts";
+import { overtakenSql } from "../domain/overtaken.ts";
 import type { Account, Visibility } from "../generated/prisma/client.ts";
 import type { FederationData } from "./data.ts";
 import { instanceLoader } from "./keys.ts";
-import { overtakenSql, rememberOvertaken } from "./overtaken.ts";
 import { actorAccount, displayText, HTML_TO_TEXT, stale } from "./remote-accounts.ts";
 import { blurhashesOf, rememberSource } from "./vocab.ts";
 
@@ -154,12 +154,9 @@ export async function noteDeleted(
   deletion: Delete | { actorId: URL | null; objectId: URL | null },
 ): Promise<boolean> {
   if (!deletion.actorId || !deletion.objectId) return false;
-  const deleted = await deleteRemoteNote(ctx.data, deletion.actorId.href, deletion.objectId.href);
-  // A note of the sender's own origin not here yet: its Create, if it comes later, is not stored.
-  if (!deleted && deletion instanceof Delete && deletion.objectId.origin === deletion.actorId.origin) {
-    await rememberOvertaken(ctx.data.db, "deleted-note", deletion.objectId);
-  }
-  return deleted;
+  // A note of the sender's own origin: its Create, come late or sent again, is not stored.
+  const remember = deletion instanceof Delete && deletion.objectId.origin === deletion.actorId.origin;
+  return deleteRemoteNote(ctx.data, deletion.actorId.href, deletion.objectId.href, { remember });
 }
 
 async function loaders(ctx: Context<FederationData>) {
@@ -181,7 +178,7 @@ export interface CreateKnown {
   followed: boolean;
   /** The note's id, if stored. */
   stored: bigint | null;
-  /** Whether the note's Delete came first (src/federation/overtaken.ts). */
+  /** Whether the note's Delete came first (src/domain/overtaken.ts). */
   deleted: boolean;
 }
 

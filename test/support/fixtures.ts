@@ -2,6 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { setRole } from "../../src/domain/accounts/service.ts";
+import type { RemoteNote } from "../../src/domain/notes/remote.ts";
 import { type TestServer, testServersOn } from "./server.ts";
 
 export interface TestAccount {
@@ -140,4 +141,21 @@ export async function directAccount(server: TestServer, name: string): Promise<T
   });
   const { token } = await services.tokens.sign(created.id, "access");
   return { id: created.id.toString(), name, email: created.email, passphrase: "", token, refreshToken: "" };
+}
+
+/** A public remote note `uri` of remote account `authorId`, replying to nothing: what storeRemoteNote takes. */
+export function publicRemoteNote(uri: string, authorId: bigint, content = "hello"): RemoteNote {
+  return {
+    uri,
+    url: null,
+    authorId,
+    content,
+    cwComment: "",
+    visibility: "public",
+    sendToId: null,
+    replyToId: null,
+    renoteId: null,
+    mentionedIds: [],
+    attachments: [],
+  };
 }

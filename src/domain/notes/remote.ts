@@ -10,6 +10,7 @@ import type { Services } from "../context.ts";
 import { followsActorSql, silencedAccount } from "../instances/silence.ts";
 import { WAKES_LIVE_SQL, wakeLiveHubs } from "../live/wake.ts";
 import { notifiableSql } from "../notifications/notify.ts";
+import { rememberOvertaken, storingHeldSql } from "../overtaken.ts";
 import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
 import { LIMITS, PLAIN_RENOTE, removeNotes } from "./service.ts";
 
@@ -106,11 +107,14 @@ export async function storeRemoteNote(services: Services, note: RemoteNote): Pro
         AND ${notifiableSql(Prisma.sql`r.author_id`, note.authorId)} ${heardBy(Prisma.sql`r.author_id`)}
     )`
       : Prisma.empty;
+  // Stored only under its key held (src/domain/overtaken.ts): not once its deletion came, even
+  // when the deletion is handled at the same moment.
   const statement = Prisma.sql`
-    WITH note AS (
+    WITH held AS (${storingHeldSql("deleted-note", note.uri)}), note AS (
       INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id, uri, url)
-      VALUES (${id}, ${note.authorId}, ${note.content}, ${note.cwComment}, ${note.visibility}::"Visibility",
-        ${note.sendToId}, ${note.renoteId}, ${note.replyToId}, ${note.uri}, ${note.url})
+      SELECT ${id}, ${note.authorId}, ${note.content}, ${note.cwComment}, ${note.visibility}::"Visibility",
+        ${note.sendToId}, ${note.renoteId}, ${note.replyToId}, ${note.uri}, ${note.url}
+      WHERE EXISTS (SELECT FROM held)
       ON CONFLICT (uri) DO NOTHING
       RETURNING id
     ), counted AS (
@@ -173,9 +177,17 @@ export async function updateRemoteNote(
 /**
  * Its author's deletion of remote note `uri` (a Delete; an Undo of its Announce for a renote): its
  * plain renotes go with it, as a local note's do, and each author's counter drops by its notes that
- * go. Anyone else's changes nothing.
+ * go. Anyone else's changes nothing. With `remember`, the deletion is remembered first
+ * (src/domain/overtaken.ts), so that the note, come late or being stored at this moment, is not
+ * there once this returns.
  */
-export async function deleteRemoteNote(services: Services, authorUri: string, uri: string): Promise<boolean> {
+export async function deleteRemoteNote(
+  services: Services,
+  authorUri: string,
+  uri: string,
+  { remember = false } = {},
+): Promise<boolean> {
+  if (remember) await rememberOvertaken(services.db, "deleted-note", new URL(uri));
   const note = await ownNote(services, authorUri, uri);
   if (!note) return false;
   return services.db.$transaction(async (tx) => {

@@ -8,6 +8,7 @@ import type { Services } from "../context.ts";
 import { followsActorSql, silencedAccount } from "../instances/silence.ts";
 import { audienceSql, unfrozenSql } from "../notes/visibility.ts";
 import { notifiableSql } from "../notifications/notify.ts";
+import { rememberOvertaken, storingHeldSql } from "../overtaken.ts";
 import { checkReactionEmoji } from "./emoji.ts";
 
 /**
@@ -27,23 +28,28 @@ export async function remoteReactionEmoji(services: Services, text: string | und
 /**
  * Remote account `accountId`'s reaction `emoji` to note `noteId`, when it may see the note and its
  * author does not block it; a second one (another emoji, or the same activity again) changes
- * nothing. Whether a reaction was written.
+ * nothing. `activity`, the id of its Like: written only under that id's key held
+ * (src/domain/overtaken.ts), so not once its Undo came, even at the same moment. Whether a
+ * reaction was written.
  */
 export async function remoteReact(
   services: Services,
   accountId: bigint,
   noteId: bigint,
   emoji: string,
+  activity?: URL,
 ): Promise<boolean> {
   // A silenced server's account is heard only by its followers (docs/federation.md#moderation).
   const heard = (await silencedAccount(services, accountId))
     ? Prisma.sql`AND ${followsActorSql(Prisma.sql`t.author_id`, accountId)}`
     : Prisma.empty;
+  const held = activity ? Prisma.sql`held AS (${storingHeldSql("undone-reaction", activity.href)}),` : Prisma.empty;
   const [row] = await queryRows<{ reacted: boolean }>(
     services.db,
     Prisma.sql`
-    WITH reactor AS (
-      SELECT a.id FROM accounts a WHERE a.id = ${accountId} AND a.host IS NOT NULL AND a.deleted_at IS NULL FOR KEY SHARE
+    WITH ${held} reactor AS (
+      SELECT a.id FROM accounts a WHERE a.id = ${accountId} AND a.host IS NOT NULL AND a.deleted_at IS NULL
+        ${activity ? Prisma.sql`AND EXISTS (SELECT FROM held)` : Prisma.empty} FOR KEY SHARE
     ), target AS (
       SELECT n.id, n.author_id FROM notes n WHERE n.id = ${noteId} AND ${audienceSql({ id: accountId })} ${unfrozenSql(undefined)}
     ), reacted AS (
@@ -67,8 +73,18 @@ export async function remoteReact(
   return row?.reacted ?? false;
 }
 
-/** Remote account `accountId`'s reaction to note `noteId` withdrawn (its Undo); none, nothing. */
-export async function remoteUnreact(services: Services, accountId: bigint, noteId: bigint): Promise<boolean> {
+/**
+ * Remote account `accountId`'s reaction to note `noteId` withdrawn (its Undo); none, nothing. With
+ * `remember`, its Like's id, the Undo is remembered first (src/domain/overtaken.ts): that Like, come
+ * late or being stored at this moment, leaves no reaction once this returns.
+ */
+export async function remoteUnreact(
+  services: Services,
+  accountId: bigint,
+  noteId: bigint,
+  remember?: URL,
+): Promise<boolean> {
+  if (remember) await rememberOvertaken(services.db, "undone-reaction", remember);
   const { count } = await services.db.reaction.deleteMany({ where: { noteId, accountId } });
   return count > 0;
 }
