@@ -5,6 +5,7 @@
 // (src/federation/json-depth.ts), a JSON-LD context that cannot be loaded.
 import type { Federation, KvStore } from "@fedify/fedify";
 import { nestsDeeperThan } from "./json-depth.ts";
+import { bytesOf } from "./request-bytes.ts";
 import { type SenderFetchBudget, withSenderFetches } from "./sender-fetches.ts";
 
 /** Fedify's refusal in words, which the Fastify side answers `{"error": "INVALID_REQUEST"}`. */
@@ -14,7 +15,7 @@ const unreadable = () => new Response("Invalid activity.", { status: 400, header
 export function guardInboxes<T>(federation: Federation<T>, budget: SenderFetchBudget, kv: KvStore): Federation<T> {
   const receive: Federation<T>["fetch"] = async (request, options) => {
     if (request.method !== "POST") return federation.fetch(request, options);
-    if (nestsDeeperThan(new Uint8Array(await request.clone().arrayBuffer()))) return unreadable();
+    if (nestsDeeperThan(await bytesOf(request))) return unreadable();
     try {
       return await withSenderFetches(request, budget, kv, () => federation.fetch(request, options));
     } catch (err) {
