@@ -6,13 +6,14 @@
 //
 // A remote note's (or reaction's) storing and its deletion meet on one key of that table: the
 // statement that stores it first writes the key (held) and stores nothing if it finds it
-// remembered as deleted (or undone); a deletion writes the key before it looks for what it names. A key being
-// written waits for the statement that wrote it first to end, as any unique key does, so whichever
-// of the two comes second sees what the first did, even when both are handled at the same moment.
+// remembered as deleted (or undone); a deletion writes the key before it looks for what it names.
+// A key being written waits for the statement that wrote it first to end, as any unique key does,
+// so whichever of the two comes second sees what the first did, even when both are handled at the
+// same moment.
 import { type Db, Prisma } from "../db/client.ts";
 
 const REMEMBERED_FOR = "48 hours";
-/** How long a remote note being stored holds its key: past the end of any statement that stores one. */
+/** How long what is stored holds its key: past the end of any statement that stores it. */
 const STORING_HELD_FOR = "1 hour";
 
 export type Overtaken = "undone-reaction" | "deleted-note";
