@@ -3,15 +3,19 @@
 // A key, an array of strings, is stored as its JSON: byte-compared (COLLATE "C"), the keys under
 // a prefix `["a","b"]` are the one equal to it and those in the range ['["a","b",', '["a","b"-'),
 // since ',' and '-' are adjacent bytes and a string's closing quote is never escaped away.
-// Expired entries read as absent at once and are deleted in batches now and then by the writes.
+// Expired entries read as absent at once and are deleted in batches every few minutes.
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedify/fedify";
 import { LRUCache } from "lru-cache";
 import type pg from "pg";
 import { newPool } from "../db/pool.ts";
 
-/** How many writes go by between two sweeps of expired entries. */
-const SWEEP_EVERY = 100;
+/**
+ * How often a working instance deletes the expired entries (startSweeping). Most rows are not
+ * written through this store: the queue's statements write the idempotence records (one a received
+ * activity, for a day) and a remote note's storing its key (src/domain/overtaken.ts, for an hour).
+ */
+const SWEEP_EVERY_MS = 5 * 60_000;
 const SWEEP_BATCH = 500;
 /** Rows read at a time by list(), so that a large prefix is not held in memory whole. */
 const LIST_PAGE = 500;
@@ -86,7 +90,8 @@ export interface PostgresKvStoreOptions {
 
 export class PostgresKvStore implements KvStore {
   private readonly pool: pg.Pool;
-  private writes = 0;
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweeping: Promise<unknown> | undefined;
   /** Bumped before and after every write: a read that overlapped one does not remember what it read. */
   private changes = 0;
   /** Of REMEMBERED's entries, each value and when it expires (ms since the epoch; null: never). */
@@ -138,7 +143,6 @@ export class PostgresKvStore implements KvStore {
     const ttl = remembers(k) ? ttlMsOf(options) : undefined;
     // As it would be read back: JSON, the caller's object not shared.
     if (ttl !== undefined) this.remember(k, JSON.parse(encoded), ttl);
-    await this.wrote();
   }
 
   async delete(key: KvKey): Promise<void> {
@@ -199,7 +203,6 @@ export class PostgresKvStore implements KvStore {
       ));
     }
     this.forget(k);
-    await this.wrote();
     return (swapped ?? 0) > 0;
   }
 
@@ -235,14 +238,34 @@ export class PostgresKvStore implements KvStore {
     return rowCount ?? 0;
   }
 
-  async close(): Promise<void> {
-    await this.pool.end();
+  /** Deletes every expired entry, a batch at a time (each instance of a fleet may: SKIP LOCKED); answers how many. */
+  async sweep(): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const batch = await this.deleteExpired();
+      deleted += batch;
+      if (batch < SWEEP_BATCH) return deleted;
+    }
   }
 
-  private async wrote(): Promise<void> {
-    if (++this.writes % SWEEP_EVERY !== 0) return;
-    // A failed sweep loses nothing: expired entries already read as absent.
-    await this.deleteExpired().catch(() => {});
+  /** Sweeps every `everyMs` until close(). */
+  startSweeping(everyMs = SWEEP_EVERY_MS): void {
+    this.sweeper ??= setInterval(() => {
+      // A failed sweep loses nothing: expired entries already read as absent, and the next sweep
+      // deletes them.
+      this.sweeping ??= this.sweep()
+        .catch(() => {})
+        .finally(() => {
+          this.sweeping = undefined;
+        });
+    }, everyMs);
+    this.sweeper.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.sweeping;
+    await this.pool.end();
   }
 }
 

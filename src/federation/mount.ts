@@ -38,6 +38,8 @@ export interface OpenFederation {
  */
 export function openFederation(services: AppServices, work: boolean): OpenFederation {
   const kv = new PostgresKvStore(services.databaseUrl);
+  // Its expired entries deleted by the processes that work the queue (which writes most of them).
+  if (work) kv.startSweeping();
   const queue = new PostgresMessageQueue({
     databaseUrl: services.databaseUrl,
     log: services.log,
