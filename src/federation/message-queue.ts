@@ -677,13 +677,15 @@ class Wakeup {
 
   private arm(): void {
     clearTimeout(this.timer);
+    // Never negative: the clock may pass timerAt between in() and here (Node warns of it).
+    const delay = Math.max(0, this.timerAt - Date.now());
     this.timer = setTimeout(() => {
       // libuv's clock can lag Date.now() under load, and its timer fire early: not before its time.
       if (Date.now() < this.timerAt) return this.arm();
       this.timer = undefined;
       this.timerAt = Number.POSITIVE_INFINITY;
       this.wake();
-    }, this.timerAt - Date.now());
+    }, delay);
   }
 
   /** Sleeps until a wake-up after generation `seen`, the poll interval, or the abort. */
