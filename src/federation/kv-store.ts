@@ -92,6 +92,7 @@ export class PostgresKvStore implements KvStore {
   private readonly pool: pg.Pool;
   private sweeper: NodeJS.Timeout | undefined;
   private sweeping: Promise<unknown> | undefined;
+  private closed = false;
   /** Bumped before and after every write: a read that overlapped one does not remember what it read. */
   private changes = 0;
   /** Of REMEMBERED's entries, each value and when it expires (ms since the epoch; null: never). */
@@ -238,13 +239,17 @@ export class PostgresKvStore implements KvStore {
     return rowCount ?? 0;
   }
 
-  /** Deletes every expired entry, a batch at a time (each instance of a fleet may: SKIP LOCKED); answers how many. */
+  /**
+   * Deletes every expired entry, a batch at a time (each instance of a fleet may: SKIP LOCKED),
+   * until the store closes; answers how many. A table that was never swept (millions of rows)
+   * does not hold up a shutdown: what is left goes with the next sweep.
+   */
   async sweep(): Promise<number> {
     let deleted = 0;
     for (;;) {
       const batch = await this.deleteExpired();
       deleted += batch;
-      if (batch < SWEEP_BATCH) return deleted;
+      if (batch < SWEEP_BATCH || this.closed) return deleted;
     }
   }
 
@@ -263,6 +268,7 @@ export class PostgresKvStore implements KvStore {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.sweeper);
     await this.sweeping;
     await this.pool.end();
