@@ -126,7 +126,7 @@ describe("a remote reaction's Undo and Like handled at the same moment", () => {
     let undoing: Promise<boolean>;
     try {
       await untilWaiting(1);
-      undoing = remoteUnreact(services, authorId, noteId, like);
+      undoing = remoteUnreact(services, authorId, noteId, { remember: like });
       await untilWaiting(2);
     } finally {
       await holder.query("COMMIT");

@@ -8,10 +8,11 @@
 // that throws or outlasts its timeout (a hung request must not stop the queue:
 // fedify-dev/fedify#595) has its message tried again after a backoff. No connection is held while
 // a handler runs, so the pool stays small whatever the concurrency (a connection reserved per
-// handler starved Fedify's own PostgreSQL queue: fedify-dev/fedify#603). A message with an ordering key waits while an earlier one of
-// its key is due, being handled, or waiting for a retry: one at a time, in order of enqueueing
-// (an earlier one still waiting for its own delay does not hold it back). Those waiting are parked
-// meanwhile (claim()), so that a claim costs the same however long a key's line is.
+// handler starved Fedify's own PostgreSQL queue: fedify-dev/fedify#603). A message with an
+// ordering key waits while an earlier one of its key is due, being handled, or waiting for a
+// retry: one at a time, in order of enqueueing (an earlier one still waiting for its own delay does
+// not hold it back). Those waiting are parked meanwhile (claim()), so that a claim costs the same
+// however long a key's line is.
 //
 // It runs its handlers concurrently itself (`concurrency`): wrapped in Fedify's
 // ParallelMessageQueue, whose handler returns before the message is handled, a message would be

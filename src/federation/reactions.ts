@@ -151,6 +151,6 @@ export async function reactionUndone(
   // Its Like, not here yet (sent again later, or overtaken) or being stored now, is not to count.
   // Only an id of the sender's own origin, so nobody can stop another server's Like this way.
   const own = object.id && object.id.origin === new URL(sender.uri ?? "").origin ? object.id : undefined;
-  await remoteUnreact(ctx.data, sender.id, noteId, own);
+  await remoteUnreact(ctx.data, sender.id, noteId, { remember: own });
   return true;
 }

@@ -43,13 +43,19 @@ export async function remoteReact(
   const heard = (await silencedAccount(services, accountId))
     ? Prisma.sql`AND ${followsActorSql(Prisma.sql`t.author_id`, accountId)}`
     : Prisma.empty;
-  const held = activity ? Prisma.sql`held AS (${storingHeldSql("undone-reaction", activity.href)}),` : Prisma.empty;
+  // Its Like's key held first (a CTE), and the reactor read only once it is.
+  const [held, whenHeld] = activity
+    ? [
+        Prisma.sql`held AS (${storingHeldSql("undone-reaction", activity.href)}),`,
+        Prisma.sql`AND EXISTS (SELECT FROM held)`,
+      ]
+    : [Prisma.empty, Prisma.empty];
   const [row] = await queryRows<{ reacted: boolean }>(
     services.db,
     Prisma.sql`
     WITH ${held} reactor AS (
       SELECT a.id FROM accounts a WHERE a.id = ${accountId} AND a.host IS NOT NULL AND a.deleted_at IS NULL
-        ${activity ? Prisma.sql`AND EXISTS (SELECT FROM held)` : Prisma.empty} FOR KEY SHARE
+        ${whenHeld} FOR KEY SHARE
     ), target AS (
       SELECT n.id, n.author_id FROM notes n WHERE n.id = ${noteId} AND ${audienceSql({ id: accountId })} ${unfrozenSql(undefined)}
     ), reacted AS (
@@ -82,7 +88,7 @@ export async function remoteUnreact(
   services: Services,
   accountId: bigint,
   noteId: bigint,
-  remember?: URL,
+  { remember }: { remember?: URL } = {},
 ): Promise<boolean> {
   if (remember) await rememberOvertaken(services.db, "undone-reaction", remember);
   const { count } = await services.db.reaction.deleteMany({ where: { noteId, accountId } });
