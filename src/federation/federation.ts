@@ -24,6 +24,7 @@ import { safeDocumentLoader, staticPreloaded } from "./document-loader.ts";
 import { expandOnce } from "./expanded-once.ts";
 import { DeliveryRecorder } from "./hosts.ts";
 import { ActivityKeyedQueue, listenToInbox } from "./inbox.ts";
+import { inlineCryptoOnce } from "./inline-crypto.ts";
 import { actorKeysOf, INSTANCE_ACTOR, instanceSigner } from "./keys.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { fedifyMeters } from "./meters.ts";
@@ -72,10 +73,12 @@ export function createMurmurFederation(
   const keys = actorKeysOf(services.db);
   // Remote keys kept by the store parsed once (src/federation/parsed-keys.ts), JSON-LD documents
   // expanded once (src/federation/expanded-once.ts), and a received activity parsed once before
-  // its POST is answered (src/federation/parsed-activities.ts).
+  // its POST is answered (src/federation/parsed-activities.ts); digests and signature checks in
+  // this thread, not Node's pool (src/federation/inline-crypto.ts).
   parseKeysOnce();
   expandOnce();
   parseActivitiesOnce();
+  inlineCryptoOnce();
   const kv = stores.kv ?? new MemoryKvStore();
   const queue = stores.queue ?? new InProcessMessageQueue();
   // Every fetch goes through Murmur's guarded loaders (src/federation/document-loader.ts); Fedify
