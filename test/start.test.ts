@@ -7,6 +7,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "./support/net.ts";
 import { ROOT, run, start } from "./support/process.ts";
@@ -63,6 +64,24 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The server's connections to the embedded cluster in `pgDir`, by how they came. */
+async function connectionsOf(pgDir: string): Promise<{ socket: number; tcp: number }> {
+  const port = fs.readFileSync(path.join(pgDir, "postmaster.pid"), "utf8").split("\n")[3];
+  const password = fs.readFileSync(`${pgDir}.password`, "utf8").trim();
+  const client = new pg.Client({ host: pgDir, port: Number(port), user: "postgres", password, database: "murmur" });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ socket: number; tcp: number }>(
+      `SELECT count(*) FILTER (WHERE client_addr IS NULL)::int AS socket,
+              count(*) FILTER (WHERE client_addr IS NOT NULL)::int AS tcp
+       FROM pg_stat_activity WHERE datname = 'murmur' AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+    );
+    return rows[0];
+  } finally {
+    await client.end();
+  }
+}
+
 async function stopServer(child: ChildProcess): Promise<number | null> {
   child.kill("SIGTERM");
   const [code] = (await once(child, "exit")) as [number | null];
@@ -86,6 +105,9 @@ describe("npm start", () => {
     });
     expect(created.status).toBe(200);
     expect(fs.existsSync(path.join(dataDir, "pg", "PG_VERSION"))).toBe(true);
+    // The server reaches its PostgreSQL through the Unix socket in the cluster's folder.
+    expect(await connectionsOf(path.join(dataDir, "pg"))).toEqual({ socket: expect.any(Number), tcp: 0 });
+    expect((await connectionsOf(path.join(dataDir, "pg"))).socket).toBeGreaterThan(0);
     expect(await stopServer(first.child)).toBe(0);
 
     const second = await startServer(port);
