@@ -78,7 +78,8 @@ export interface ErrorAnswer {
 
 const RETRY_AFTER_SECONDS = "1";
 
-// What says the database cannot be reached right now: socket errors; PostgreSQL's connection
+// What says the database cannot be reached right now: socket errors (a Unix socket's file gone
+// with its server: "connect ENOENT …/.s.PGSQL.5432"); PostgreSQL's connection
 // exceptions (class 08), shutdown and start-up (57P01-57P03) and too many connections (53300);
 // Prisma's and its pg adapter's own names for the same, and a transaction that could not get a
 // connection, or finish, in time (P2028): the database is too busy to answer now.
@@ -86,7 +87,7 @@ const UNREACHABLE_CODE =
   /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|08\w{3}|57P0[123]|53300|P1001|P1002|P1017|P2024|P2028)$/;
 const UNREACHABLE_KIND = /^(DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections)$/;
 const UNREACHABLE_MESSAGE =
-  /Connection terminated|timeout exceeded when trying to connect|connection error and is not queryable/;
+  /Connection terminated|timeout exceeded when trying to connect|connection error and is not queryable|connect ENOENT \S*\.s\.PGSQL\.\d+/;
 
 /** Whether `err`, or any error it wraps (cause, Prisma's driverAdapterError), is the database out of reach. */
 function databaseUnreachable(err: unknown): boolean {
