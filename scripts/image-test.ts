@@ -121,7 +121,8 @@ async function main(): Promise<void> {
       "--name",
       container,
       "-e",
-      `DATABASE_URL=${cluster.url("murmur_image")}`,
+      // The container shares the network, not the files: TCP, not the cluster's Unix socket.
+      `DATABASE_URL=${cluster.tcpUrl("murmur_image")}`,
       "-e",
       `PORT=${port}`,
       "-e",

@@ -103,11 +103,16 @@ export class EmbeddedPostgres {
    * finds the TCP address, on which it listens too).
    */
   url(database = "postgres"): string {
-    const tcp = `postgresql://postgres:${encodeURIComponent(this.password)}@127.0.0.1:${this.port}/${database}`;
+    const tcp = this.tcpUrl(database);
     const dir = this.socketDir;
     // A cluster another process started (an earlier version, without a socket) is reached by TCP.
     if (dir === undefined || !fs.existsSync(path.join(dir, `.s.PGSQL.${this.port}`))) return tcp;
     return `${tcp}?host=${encodeURIComponent(dir)}`;
+  }
+
+  /** The same through TCP on 127.0.0.1: for what has no access to this machine's files (a container). */
+  tcpUrl(database = "postgres"): string {
+    return `postgresql://postgres:${encodeURIComponent(this.password)}@127.0.0.1:${this.port}/${database}`;
   }
 
   async start(): Promise<void> {
