@@ -421,10 +421,10 @@ function runningCluster(dataDir: string, ownerPid: number | undefined): { port: 
 
 /**
  * Where the cluster's Unix socket goes: its own folder, which only its owner may enter. A round
- * trip through it costs both sides a fifth less CPU than through TCP on 127.0.0.1 (the kernel's
- * TCP path is run for every message; bench/README.md, "PostgreSQL through its Unix socket, and Web Crypto…").
- * None when the socket's path would pass the 107 bytes a Unix socket's name may have, or holds a
- * character PostgreSQL's list of folders would read otherwise (a comma, a quote): TCP alone.
+ * trip through it costs both sides a fifth less CPU than through TCP on 127.0.0.1, whose path the
+ * kernel runs for every message (bench/README.md, "PostgreSQL through its Unix socket"). None when
+ * the socket's path would pass the 107 bytes a Unix socket's name may have, or the folder's name
+ * holds a character PostgreSQL's list of folders would read otherwise (a comma, a quote): TCP alone.
  */
 export function socketDirOf(dataDir: string, port: number): string | undefined {
   const socket = path.join(dataDir, `.s.PGSQL.${port}`);
