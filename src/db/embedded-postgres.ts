@@ -82,7 +82,10 @@ export class EmbeddedPostgres {
   private ownerFile?: string;
   private port = 0;
   private password = "";
-  /** The folder of the cluster's Unix socket, when it has one (socketDirOf). */
+  /**
+   * The folder of the cluster's Unix socket, when it has one (socketDirOf). PostgreSQL does not
+   * start when it cannot make a socket it is asked for, so a cluster started here has it.
+   */
   private socketDir?: string;
   private readonly log: (message: string) => void;
   /** Starts PostgreSQL again as start() did; set once this process owns the cluster. */
@@ -104,10 +107,7 @@ export class EmbeddedPostgres {
    */
   url(database = "postgres"): string {
     const tcp = this.tcpUrl(database);
-    const dir = this.socketDir;
-    // A cluster another process started (an earlier version, without a socket) is reached by TCP.
-    if (dir === undefined || !fs.existsSync(path.join(dir, `.s.PGSQL.${this.port}`))) return tcp;
-    return `${tcp}?host=${encodeURIComponent(dir)}`;
+    return this.socketDir === undefined ? tcp : `${tcp}?host=${encodeURIComponent(this.socketDir)}`;
   }
 
   /** The same through TCP on 127.0.0.1: for what has no access to this machine's files (a container). */
@@ -132,7 +132,9 @@ export class EmbeddedPostgres {
     if (running) {
       // Another live process (the server, while the CLI runs) owns the cluster: share it.
       this.port = running.port;
-      this.socketDir = socketDirOf(dataDir, this.port);
+      // Started by an earlier version, it may have no socket: then TCP.
+      const dir = socketDirOf(dataDir, this.port);
+      if (dir !== undefined && fs.existsSync(path.join(dir, `.s.PGSQL.${this.port}`))) this.socketDir = dir;
       return;
     }
     if (ownerPid !== undefined) {
