@@ -1,7 +1,8 @@
 // Fedify's message queue on PostgreSQL (src/federation/message-queue.ts): messages of one ordering
 // key handled one at a time in order, delays kept, two listeners sharing a queue handling each
 // message once, an aborted listen() returning, a failing or hung handler's message retried (and
-// holding back the rest of its key meanwhile), a dead worker's claim taken over once it lapses.
+// holding back the rest of its key meanwhile), a dead worker's claim taken over once it lapses,
+// more handlers at once while the event loop has time to spare (spareConcurrency).
 import { Temporal } from "@js-temporal/polyfill";
 import pg from "pg";
 import pino from "pino";
@@ -430,6 +431,41 @@ describe("the federation message queue", () => {
     } finally {
       await holder.release();
       await listener.stop();
+    }
+  });
+
+  it("runs spareConcurrency handlers at once while the event loop has time to spare, concurrency while it is busy", async () => {
+    /** The most handlers running at once over `messages` handled, each waiting 100 ms as on a statement. */
+    const most = async (name: string, messages: number) => {
+      const q = queue(name, { concurrency: 2, spareConcurrency: 6 });
+      let running = 0;
+      let highest = 0;
+      let handled = 0;
+      const listener = listening(q, async () => {
+        highest = Math.max(highest, ++running);
+        await sleep(100);
+        running--;
+        handled++;
+      });
+      try {
+        await q.enqueueMany(Array.from({ length: messages }, (_, n) => ({ n })));
+        await expect.poll(() => handled, WAIT).toBe(messages);
+      } finally {
+        await listener.stop();
+      }
+      return highest;
+    };
+    expect(await most("spare-idle", 40)).toBe(6);
+    // The event loop busy 45 ms of every 50, as requests keep it: no more than `concurrency`.
+    const busy = setInterval(() => {
+      const until = performance.now() + 45;
+      while (performance.now() < until);
+    }, 50);
+    try {
+      await sleep(200);
+      expect(await most("spare-busy", 20)).toBe(2);
+    } finally {
+      clearInterval(busy);
     }
   });
 });

@@ -31,6 +31,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import os from "node:os";
+import { performance } from "node:perf_hooks";
 import { isMainThread, threadId } from "node:worker_threads";
 import type {
   MessageQueue,
@@ -74,8 +75,13 @@ export interface PostgresMessageQueueOptions {
   log: Logger;
   /** The queue's name in the table (default "default"): Fedify's inbox and outbox may each have one. */
   name?: string;
-  /** Messages handled at once by one listen() (default 4). */
+  /** Messages handled at once by one listen() (default 4)... */
   concurrency?: number;
+  /**
+   * ...and as many as this while the thread's event loop has time to spare (busy less than 80%
+   * of its last 100 ms; default `concurrency`): a handler mostly waits for its statements.
+   */
+  spareConcurrency?: number;
   /** Connections of the queue's own pool (default 2): no statement of it waits on a handler. */
   poolSize?: number;
   /** A handler running longer fails (default 60 s). */
@@ -91,6 +97,37 @@ export interface PostgresMessageQueueOptions {
   /** Attempts after which a failing message is dropped with an error line (default 10). */
   maxAttempts?: number;
 }
+
+/** The event loop's utilization under which it has time to spare (spareConcurrency). */
+const SPARE_BELOW = 0.8;
+/** The window the event loop's utilization is measured over. */
+const LOAD_WINDOW_MS = 100;
+
+/**
+ * This thread's event-loop utilization (0-1) over the last LOAD_WINDOW_MS, sampled while a
+ * listener works (use()); busy (1) until a first window has passed.
+ */
+const loopLoad = {
+  value: 1,
+  users: 0,
+  timer: undefined as NodeJS.Timeout | undefined,
+  /** Samples while the caller works; the function returned ends its use. */
+  use(): () => void {
+    if (this.users++ === 0) {
+      let last = performance.eventLoopUtilization();
+      this.timer = setInterval(() => {
+        const now = performance.eventLoopUtilization();
+        this.value = performance.eventLoopUtilization(now, last).utilization;
+        last = now;
+      }, LOAD_WINDOW_MS).unref();
+    }
+    return () => {
+      if (--this.users > 0) return;
+      clearInterval(this.timer);
+      this.value = 1;
+    };
+  },
+};
 
 /** Enqueues written by one statement at most. */
 const ENQUEUE_BATCH = 1_000;
@@ -140,6 +177,7 @@ export class PostgresMessageQueue implements MessageQueue {
     this.name = options.name ?? "default";
     this.settings = {
       concurrency: options.concurrency ?? 4,
+      spareConcurrency: Math.max(options.spareConcurrency ?? 0, options.concurrency ?? 4),
       handlerTimeoutMs: options.handlerTimeoutMs ?? 60_000,
       leaseMs: options.leaseMs ?? 30_000,
       pollMs: options.pollMs ?? 5_000,
@@ -299,9 +337,12 @@ export class PostgresMessageQueue implements MessageQueue {
   }
 
   /**
-   * Runs up to `concurrency` handlers. Messages are claimed several at once, up to `concurrency`
-   * more than are running, when none claimed before is left waiting for a handler: one claim
-   * statement for about `concurrency` messages under load rather than one each. PostgreSQL plans
+   * Runs up to `concurrency` handlers (`spareConcurrency` while the event loop has time to spare:
+   * taking in activities, 4 handlers left the loop ~40% idle once the POSTs had been answered,
+   * waiting on their statements; bench/README.md, "Intake, 2026-11-28: more handlers while the
+   * loop is idle"). Messages are claimed several at once, up to as many more than are running,
+   * when none claimed before is left waiting for a handler: one claim statement for about
+   * `concurrency` messages under load rather than one each. PostgreSQL plans
    * the claim for its values each time (below), and that planning was a fifth of its CPU per
    * received activity (bench/README.md, "Intake, 2026-11-27 (fifth)"). The dones of the messages
    * handled meanwhile are written by the same statement.
@@ -311,7 +352,7 @@ export class PostgresMessageQueue implements MessageQueue {
     wakeup: Wakeup,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    const { concurrency } = this.settings;
+    const { concurrency, spareConcurrency } = this.settings;
     /** Claimed, waiting for a handler. */
     const waiting: Claimed[] = [];
     /** Handled, their done not written yet: written by the next claim's statement. */
@@ -334,45 +375,51 @@ export class PostgresMessageQueue implements MessageQueue {
         ended = resolve;
       });
     const aborted = new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
-    while (!signal?.aborted) {
-      if (waiting.length > 0 || running.size >= concurrency) {
-        // Stopped meanwhile: what waits is given back at once, not after a handler ends.
-        await Promise.race([handlerEnds(), aborted]);
-        continue;
+    const endUse = spareConcurrency > concurrency ? loopLoad.use() : () => {};
+    try {
+      while (!signal?.aborted) {
+        const limit = spareConcurrency > concurrency && loopLoad.value < SPARE_BELOW ? spareConcurrency : concurrency;
+        if (waiting.length > 0 || running.size >= limit) {
+          // Stopped meanwhile: what waits is given back at once, not after a handler ends.
+          await Promise.race([handlerEnds(), aborted]);
+          continue;
+        }
+        const seen = wakeup.generation;
+        const writing = finished;
+        finished = [];
+        let claimed: Claimed[] = [];
+        let failed = false;
+        try {
+          claimed = await this.claim(writing, 2 * limit - running.size);
+          this.failures.succeeded();
+        } catch (err) {
+          // Dones not written: their leases lapse and they are handled again (at least once).
+          failed = true;
+          this.failures.failed(err);
+        }
+        // Written, or else left to lapse: handled again (at least once) rather than tried forever.
+        for (const written of writing) clearInterval(written.renewal);
+        if (signal?.aborted) {
+          await Promise.all(claimed.map((c) => this.release(c).catch(() => {})));
+          break;
+        }
+        for (const one of claimed) {
+          if (running.size < limit) start(one);
+          else waiting.push(one);
+        }
+        if (claimed.length > 0) continue;
+        if (!failed) {
+          const next = await this.nextDueInMs().catch(() => undefined);
+          if (next !== undefined) wakeup.in(next);
+        }
+        // A handler ended meanwhile: its done is written now.
+        if (finished.length > 0) continue;
+        // Nothing to claim: until something is queued, or a handler ends (its done to write).
+        if (running.size > 0) await Promise.race([wakeup.wait(seen, signal), handlerEnds()]);
+        else await wakeup.wait(seen, signal);
       }
-      const seen = wakeup.generation;
-      const writing = finished;
-      finished = [];
-      let claimed: Claimed[] = [];
-      let failed = false;
-      try {
-        claimed = await this.claim(writing, 2 * concurrency - running.size);
-        this.failures.succeeded();
-      } catch (err) {
-        // Dones not written: their leases lapse and they are handled again (at least once).
-        failed = true;
-        this.failures.failed(err);
-      }
-      // Written, or else left to lapse: handled again (at least once) rather than tried forever.
-      for (const written of writing) clearInterval(written.renewal);
-      if (signal?.aborted) {
-        await Promise.all(claimed.map((c) => this.release(c).catch(() => {})));
-        break;
-      }
-      for (const one of claimed) {
-        if (running.size < concurrency) start(one);
-        else waiting.push(one);
-      }
-      if (claimed.length > 0) continue;
-      if (!failed) {
-        const next = await this.nextDueInMs().catch(() => undefined);
-        if (next !== undefined) wakeup.in(next);
-      }
-      // A handler ended meanwhile: its done is written now.
-      if (finished.length > 0) continue;
-      // Nothing to claim: until something is queued, or a handler ends (its done to write).
-      if (running.size > 0) await Promise.race([wakeup.wait(seen, signal), handlerEnds()]);
-      else await wakeup.wait(seen, signal);
+    } finally {
+      endUse();
     }
     await Promise.all(waiting.splice(0).map((c) => this.release(c).catch(() => {})));
     await Promise.all(running);

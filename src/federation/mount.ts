@@ -44,6 +44,10 @@ export function openFederation(services: AppServices, work: boolean): OpenFedera
     databaseUrl: services.databaseUrl,
     log: services.log,
     leaseMs: services.config.federationQueueLeaseMs,
+    // 4 at once while requests keep the event loop busy (the POSTs of received activities among
+    // them), up to 16 while it has time to spare.
+    concurrency: 4,
+    spareConcurrency: 16,
   });
   // Inbox POSTs: their fetches bounded per sender, garbage refused (src/federation/inbox-receive.ts).
   const federation = guardInboxes(
