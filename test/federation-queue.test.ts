@@ -2,7 +2,7 @@
 // key handled one at a time in order, delays kept, two listeners sharing a queue handling each
 // message once, an aborted listen() returning, a failing or hung handler's message retried (and
 // holding back the rest of its key meanwhile), a dead worker's claim taken over once it lapses,
-// more handlers at once while the event loop has time to spare (spareConcurrency).
+// more handlers at once while the event loop has time to spare (spareConcurrency, spareFor).
 import { Temporal } from "@js-temporal/polyfill";
 import pg from "pg";
 import pino from "pino";
@@ -436,8 +436,8 @@ describe("the federation message queue", () => {
 
   it("runs spareConcurrency handlers at once while the event loop has time to spare, concurrency while it is busy", async () => {
     /** The most handlers running at once over `messages` handled, each waiting 100 ms as on a statement. */
-    const most = async (name: string, messages: number) => {
-      const q = queue(name, { concurrency: 2, spareConcurrency: 6 });
+    const most = async (name: string, messages: number, options: Partial<PostgresMessageQueueOptions> = {}) => {
+      const q = queue(name, { concurrency: 2, spareConcurrency: 6, ...options });
       let running = 0;
       let highest = 0;
       let handled = 0;
@@ -456,6 +456,8 @@ describe("the federation message queue", () => {
       return highest;
     };
     expect(await most("spare-idle", 40)).toBe(6);
+    // Only what spareFor chooses runs on the spare handlers.
+    expect(await most("spare-none", 20, { spareFor: () => false })).toBe(2);
     // The event loop busy 45 ms of every 50, as requests keep it: no more than `concurrency`.
     const busy = setInterval(() => {
       const until = performance.now() + 45;

@@ -82,6 +82,8 @@ export interface PostgresMessageQueueOptions {
    * of its last 100 ms; default `concurrency`): a handler mostly waits for its statements.
    */
   spareConcurrency?: number;
+  /** Which messages may run on the spare handlers (default: all). */
+  spareFor?: (message: unknown) => boolean;
   /** Connections of the queue's own pool (default 2): no statement of it waits on a handler. */
   poolSize?: number;
   /** A handler running longer fails (default 60 s). */
@@ -178,6 +180,7 @@ export class PostgresMessageQueue implements MessageQueue {
     this.settings = {
       concurrency: options.concurrency ?? 4,
       spareConcurrency: Math.max(options.spareConcurrency ?? 0, options.concurrency ?? 4),
+      spareFor: options.spareFor ?? (() => true),
       handlerTimeoutMs: options.handlerTimeoutMs ?? 60_000,
       leaseMs: options.leaseMs ?? 30_000,
       pollMs: options.pollMs ?? 5_000,
@@ -352,7 +355,7 @@ export class PostgresMessageQueue implements MessageQueue {
     wakeup: Wakeup,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    const { concurrency, spareConcurrency } = this.settings;
+    const { concurrency, spareConcurrency, spareFor } = this.settings;
     /** Claimed, waiting for a handler. */
     const waiting: Claimed[] = [];
     /** Handled, their done not written yet: written by the next claim's statement. */
@@ -364,12 +367,16 @@ export class PostgresMessageQueue implements MessageQueue {
       const run = this.handle(claimed, handler).then((succeeded) => {
         running.delete(run);
         if (succeeded) finished.push(claimed);
-        const next = signal?.aborted ? undefined : waiting.shift();
-        if (next) start(next);
+        // The next in line, when it may run now (else when a later handler ends).
+        if (!signal?.aborted && waiting.length > 0 && mayRun(waiting[0])) start(waiting.shift() as Claimed);
         ended?.();
       });
       running.add(run);
     };
+    /** Whether `claimed` may start now: past `concurrency` running, only what may use the spare handlers. */
+    const mayRun = (claimed: Claimed) =>
+      running.size < concurrency ||
+      (running.size < spareConcurrency && loopLoad.value < SPARE_BELOW && spareFor(claimed.message));
     const handlerEnds = () =>
       new Promise<void>((resolve) => {
         ended = resolve;
@@ -404,7 +411,7 @@ export class PostgresMessageQueue implements MessageQueue {
           break;
         }
         for (const one of claimed) {
-          if (running.size < limit) start(one);
+          if (waiting.length === 0 && mayRun(one)) start(one);
           else waiting.push(one);
         }
         if (claimed.length > 0) continue;

@@ -45,9 +45,12 @@ export function openFederation(services: AppServices, work: boolean): OpenFedera
     log: services.log,
     leaseMs: services.config.federationQueueLeaseMs,
     // 4 at once while requests keep the event loop busy (the POSTs of received activities among
-    // them), up to 16 while it has time to spare.
+    // them); received activities up to 16 while it has time to spare. Deliveries stay at 4: more
+    // did not end a fan-out sooner (each server takes a few at a time) and took CPU from the
+    // timelines meanwhile (bench/README.md, "Intake, 2026-11-28: more handlers while the loop is idle").
     concurrency: 4,
     spareConcurrency: 16,
+    spareFor: (message) => (message as { type?: unknown } | null)?.type === "inbox",
   });
   // Inbox POSTs: their fetches bounded per sender, garbage refused (src/federation/inbox-receive.ts).
   const federation = guardInboxes(
