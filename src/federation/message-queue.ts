@@ -373,10 +373,15 @@ export class PostgresMessageQueue implements MessageQueue {
       });
       running.add(run);
     };
+    const spare = () => spareConcurrency > concurrency && loopLoad.value < SPARE_BELOW;
     /** Whether `claimed` may start now: past `concurrency` running, only what may use the spare handlers. */
     const mayRun = (claimed: Claimed) =>
-      running.size < concurrency ||
-      (running.size < spareConcurrency && loopLoad.value < SPARE_BELOW && spareFor(claimed.message));
+      running.size < concurrency || (running.size < spareConcurrency && spare() && spareFor(claimed.message));
+    /**
+     * Whether the last claim held messages that may use the spare handlers: only then does the
+     * next claim take as many, so that one of deliveries alone holds no more than it runs soon.
+     */
+    let sparing = false;
     const handlerEnds = () =>
       new Promise<void>((resolve) => {
         ended = resolve;
@@ -385,7 +390,7 @@ export class PostgresMessageQueue implements MessageQueue {
     const endUse = spareConcurrency > concurrency ? loopLoad.use() : () => {};
     try {
       while (!signal?.aborted) {
-        const limit = spareConcurrency > concurrency && loopLoad.value < SPARE_BELOW ? spareConcurrency : concurrency;
+        const limit = sparing && spare() ? spareConcurrency : concurrency;
         if (waiting.length > 0 || running.size >= limit) {
           // Stopped meanwhile: what waits is given back at once, not after a handler ends.
           await Promise.race([handlerEnds(), aborted]);
@@ -410,6 +415,7 @@ export class PostgresMessageQueue implements MessageQueue {
           await Promise.all(claimed.map((c) => this.release(c).catch(() => {})));
           break;
         }
+        if (claimed.length > 0) sparing = claimed.some((one) => spareFor(one.message));
         for (const one of claimed) {
           if (waiting.length === 0 && mayRun(one)) start(one);
           else waiting.push(one);
