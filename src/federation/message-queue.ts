@@ -345,10 +345,10 @@ export class PostgresMessageQueue implements MessageQueue {
    * waiting on their statements; bench/README.md, "Intake, 2026-11-28: more handlers while the
    * loop is idle"). Messages are claimed several at once, up to as many more than are running,
    * when none claimed before is left waiting for a handler: one claim statement for about
-   * `concurrency` messages under load rather than one each. PostgreSQL plans
-   * the claim for its values each time (below), and that planning was a fifth of its CPU per
-   * received activity (bench/README.md, "Intake, 2026-11-27 (fifth)"). The dones of the messages
-   * handled meanwhile are written by the same statement.
+   * `concurrency` messages under load rather than one each. PostgreSQL plans the claim for its
+   * values each time (below), and that planning was a fifth of its CPU per received activity
+   * (bench/README.md, "Intake, 2026-11-27 (fifth)"). The dones of the messages handled meanwhile
+   * are written by the same statement.
    */
   private async work(
     handler: (message: unknown) => Promise<void> | void,

@@ -46,8 +46,8 @@ export function openFederation(services: AppServices, work: boolean): OpenFedera
     leaseMs: services.config.federationQueueLeaseMs,
     // 4 at once while requests keep the event loop busy (the POSTs of received activities among
     // them); received activities up to 16 while it has time to spare. Deliveries stay at 4: more
-    // did not end a fan-out sooner (each server takes a few at a time) and took CPU from the
-    // timelines meanwhile (bench/README.md, "Intake, 2026-11-28: more handlers while the loop is idle").
+    // did not end a fan-out sooner, each server taking a few at a time (bench/README.md, "Intake,
+    // 2026-11-28: more handlers while the loop is idle").
     concurrency: 4,
     spareConcurrency: 16,
     spareFor: (message) => (message as { type?: unknown } | null)?.type === "inbox",
