@@ -4,7 +4,7 @@
 import type { Federation } from "@fedify/fedify";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { answerHeaders } from "../http/hop-by-hop.ts";
-import { withBytes } from "./request-bytes.ts";
+import { BytesRequest } from "./request-bytes.ts";
 
 export interface FedifyMountOptions<TContextData> {
   /** Every Fedify id is built on this origin, and requests are handed to Fedify as made to it. */
@@ -106,15 +106,11 @@ function toFetchRequest(request: FastifyRequest, origin: string, body?: Buffer):
     if (value === undefined) continue;
     for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
-  const init: RequestInit & { duplex?: "half" } = { method: request.method, headers };
-  if (body === undefined || request.method === "GET" || request.method === "HEAD") {
-    return new Request(new URL(request.url, origin), init);
-  }
-  const bytes = new Uint8Array(body);
-  init.body = bytes;
-  // Node's fetch asks for it whenever a request has a body.
-  init.duplex = "half";
-  return withBytes(new Request(new URL(request.url, origin), init), bytes);
+  const url = new URL(request.url, origin);
+  const init: RequestInit = { method: request.method, headers };
+  if (body === undefined || request.method === "GET" || request.method === "HEAD") return new Request(url, init);
+  // Its body read from these bytes, however often (src/federation/request-bytes.ts).
+  return new BytesRequest(url, init, new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
 }
 
 /** Murmur's codes for the refusals Fedify words as plain text (docs/http.md#errors). */
