@@ -75,11 +75,12 @@ export interface PostgresMessageQueueOptions {
   log: Logger;
   /** The queue's name in the table (default "default"): Fedify's inbox and outbox may each have one. */
   name?: string;
-  /** Messages handled at once by one listen() (default 4)... */
+  /** Messages handled at once by one listen() (default 4). */
   concurrency?: number;
   /**
-   * ...and as many as this while the thread's event loop has time to spare (busy less than 80%
-   * of its last 100 ms; default `concurrency`): a handler mostly waits for its statements.
+   * Messages handled at once while the thread's event loop has time to spare (busy less than 80%
+   * of its last 100 ms; default, and at least, `concurrency`): a handler mostly waits for its
+   * statements.
    */
   spareConcurrency?: number;
   /** Which messages may run on the spare handlers (default: all). */
@@ -177,9 +178,10 @@ export class PostgresMessageQueue implements MessageQueue {
   constructor(private readonly options: PostgresMessageQueueOptions) {
     this.log = options.log;
     this.name = options.name ?? "default";
+    const concurrency = options.concurrency ?? 4;
     this.settings = {
-      concurrency: options.concurrency ?? 4,
-      spareConcurrency: Math.max(options.spareConcurrency ?? 0, options.concurrency ?? 4),
+      concurrency,
+      spareConcurrency: Math.max(options.spareConcurrency ?? 0, concurrency),
       spareFor: options.spareFor ?? (() => true),
       handlerTimeoutMs: options.handlerTimeoutMs ?? 60_000,
       leaseMs: options.leaseMs ?? 30_000,
