@@ -73,8 +73,8 @@ export function createMurmurFederation(
   const keys = actorKeysOf(services.db);
   // Remote keys kept by the store parsed once (src/federation/parsed-keys.ts), JSON-LD documents
   // expanded once (src/federation/expanded-once.ts), and a received activity parsed once before
-  // its POST is answered (src/federation/parsed-activities.ts); digests and signature checks in
-  // this thread, not Node's pool (src/federation/inline-crypto.ts).
+  // its POST is answered (src/federation/parsed-activities.ts); digests in this thread, not Node's
+  // pool (src/federation/inline-crypto.ts).
   parseKeysOnce();
   expandOnce();
   parseActivitiesOnce();
