@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, Prisma } from "../src/db/client.ts";
 import type { Context } from "../src/domain/context.ts";
 import { SEARCH_PAGE, searchNotes } from "../src/domain/search/service.ts";
-import { windowOf } from "../src/domain/search/window.ts";
+import { type Matches, matchesOf, windowOf } from "../src/domain/search/window.ts";
 import { PrismaClient } from "../src/generated/prisma/client.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -79,9 +79,52 @@ describe("search window (src/domain/search/window.ts)", () => {
     expect(await ids("owlet")).toEqual(first);
     expect(first).toEqual(await expected("owlet"));
 
-    // Asked from the window alone when it holds a page: one statement for the search.
+    // Asked from the window alone when it holds a page: one statement for the search, and the
+    // window's matches learned once (the second above); then asked by their ids.
     const asked = await statementsOf(() => ids("owlet"));
-    expect(asked.filter((sql) => sql.includes("ILIKE"))).toEqual([expect.stringMatching(/n\.id >= \$\d+/)]);
+    expect(asked.filter((sql) => sql.includes("ILIKE"))).toEqual([expect.stringMatching(/n\.id = ANY\(/)]);
+    expect(asked.join()).not.toMatch(/n\.id >= \$\d+ ORDER/);
+  });
+
+  it("finds by the matches learned the notes written and edited since, and not those no longer matching", async () => {
+    await seed("godwit", 1200);
+    await ids("godwit");
+    await ids("godwit");
+    const learned = matchesOf("godwit", "");
+    // The window's matches: its page and the quarter before it.
+    expect(learned?.ids.length).toBeGreaterThan(SEARCH_PAGE);
+    // A note written since; one older than the page's newest edited to match, one of the page
+    // edited not to; one older than every match learned edited to match (below the floor: older
+    // than the page, so not in it either way).
+    await seed("godwit", 2);
+    const [older] = await db().$queryRaw<{ id: bigint }[]>`
+      SELECT id FROM notes WHERE content LIKE 'nothing %' AND id > ${learned?.ids[20]} ORDER BY id LIMIT 1`;
+    await db().$executeRaw`UPDATE notes SET content = 'now a godwit' WHERE id = ${older.id}`;
+    await db().$executeRaw`UPDATE notes SET content = 'no longer' WHERE id = ${learned?.ids[5]}`;
+    await db().$executeRaw`
+      UPDATE notes SET content = 'an old godwit' WHERE id = (SELECT min(id) FROM notes WHERE content LIKE 'nothing %')`;
+    const asked = await statementsOf(async () => expect(await ids("godwit")).toEqual(await expected("godwit")));
+    expect(asked.filter((sql) => sql.includes("ILIKE"))).toEqual([expect.stringMatching(/n\.id = ANY\(/)]);
+    const found = await ids("godwit");
+    expect(found).toContain(older.id.toString());
+    expect(found).not.toContain(learned?.ids[5].toString());
+  });
+
+  it("asks the window again when the matches no longer hold a page", async () => {
+    await seed("plover", 1200);
+    await ids("plover");
+    await ids("plover");
+    const learned = matchesOf("plover", "") as Matches;
+    expect(learned).toBeDefined();
+    await db().$executeRaw`DELETE FROM notes WHERE id = ANY(${learned.ids.slice(0, 60)}::bigint[])`;
+    const asked = await statementsOf(async () => expect(await ids("plover")).toEqual(await expected("plover")));
+    // The window held no more of a page than its matches did: the older notes were asked too.
+    expect(asked.filter((sql) => sql.includes("ILIKE"))).toEqual([
+      expect.stringMatching(/n\.id = ANY\(/),
+      expect.stringMatching(/n\.id >= \$\d+ ORDER/),
+      expect.stringMatching(/n\.id < \$\d+ ORDER/),
+    ]);
+    expect(matchesOf("plover", "")).toBeUndefined();
   });
 
   it("falls back to the older notes when the window no longer holds a page, and learns again", async () => {

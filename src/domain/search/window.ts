@@ -1,10 +1,12 @@
-// Where the newest page of a common word's matches begins. The trigram indexes give no order: for
-// a word in one note of 350, PostgreSQL read each of its 2,900 matches at 1M notes (5.5 of a
-// search's 8 ms) to keep the newest 100. Once a search has seen where its page began, the next one
-// of the same text asks the notes past that point (and a little before) first, and the older ones
-// only if those fall short of a page; the primary key then narrows the trigram index's matches
-// before the notes are read. A hint, per process, and only where it pays (a page out of many
-// matches); the notes found are the same either way (test/search-window.test.ts).
+// Where the newest page of a common word's matches begins, and then which notes they are. The
+// trigram indexes give no order: for a word in one note of 350, PostgreSQL read each of its 2,900
+// matches at 1M notes (5.5 of a search's 8 ms) to keep the newest 100. Once a search has seen where
+// its page began, the next one of the same text asks the notes past that point (and a little
+// before) first, and the older ones only if those fall short of a page; the primary key then
+// narrows the trigram index's matches before the notes are read. That search also learns the
+// matches themselves (`Matches`): the later ones ask those notes by id, with the notes written or
+// edited since, and no trigram index at all. Hints, per process, and only where they pay (a page
+// out of many matches); the notes found are the same either way (test/search-window.test.ts).
 
 /** How many matches past a page's worth make a window worth asking (fewer: all are read anyway). */
 const WORTH = 4;
@@ -12,16 +14,48 @@ const WORTH = 4;
 const KEEP_MS = 60_000;
 /** Query texts remembered, the least recently learned forgotten first. */
 const MOST = 1_000;
+/** Matches remembered of a text: a page of them and half as many again. */
+export const MATCHES = 150;
+/**
+ * How long before its learning a note's id may have been minted, or its edit begun, and its
+ * commit still come after: those notes are asked again at every search (a note's statement
+ * runs within a second of its id; this is a bound for a database under strain).
+ */
+export const SETTLING_MS = 10_000;
 
-const windows = new Map<string, { from: bigint; until: number }>();
+/**
+ * The notes that matched a text when learned, newest first: every note at or past `floor` that
+ * matched is among `ids`. Notes since are those with an id past `since` (minted within
+ * SETTLING_MS of the learning, or later) or an edit at or after `editedSince`.
+ */
+export interface Matches {
+  /** The ids its `from:` names resolved to when learned: the same text may name others later. */
+  resolved: string;
+  ids: bigint[];
+  floor: bigint;
+  since: bigint;
+  editedSince: Date;
+}
+
+const windows = new Map<string, { from: bigint; until: number; matches?: Matches }>();
+
+function fresh(text: string) {
+  const known = windows.get(text);
+  if (!known) return undefined;
+  if (known.until > Date.now()) return known;
+  windows.delete(text);
+  return undefined;
+}
 
 /** The id from which a full page of `text`'s newest matches was last found, if known and fresh. */
 export function windowOf(text: string): bigint | undefined {
-  const known = windows.get(text);
-  if (!known) return undefined;
-  if (known.until > Date.now()) return known.from;
-  windows.delete(text);
-  return undefined;
+  return fresh(text)?.from;
+}
+
+/** The matches learned of `text` with its names `resolved` so, if known and fresh. */
+export function matchesOf(text: string, resolved: string): Matches | undefined {
+  const matches = fresh(text)?.matches;
+  return matches?.resolved === resolved ? matches : undefined;
 }
 
 /**
@@ -36,7 +70,19 @@ export function learnWindow(text: string, page: bigint[], take: number, matched:
   windows.set(text, { from: oldest - (newest - oldest) / 4n, until: Date.now() + KEEP_MS });
 }
 
-/** The window did not hold a page (notes deleted, another caller's view): learn it again. */
+/** The matches of `text`'s window, learned; they last as long as the window. */
+export function learnMatches(text: string, matches: Matches): void {
+  const known = fresh(text);
+  if (known) known.matches = matches;
+}
+
+/** The matches did not hold a page: the window is asked, and learns them again. */
+export function forgetMatches(text: string): void {
+  const known = windows.get(text);
+  if (known) known.matches = undefined;
+}
+
+/** The window did not hold a page (notes deleted, another caller's view): learn again. */
 export function forgetWindow(text: string): void {
   windows.delete(text);
 }
