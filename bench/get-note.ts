@@ -18,7 +18,7 @@ import { noteRoutes } from "../src/rest/routes/notes.ts";
 import { closeServices } from "../src/services.ts";
 import { cpuMicros, type Load, load, medianRun } from "./load.ts";
 import { benchServices, startBareServer, startBenchServer } from "./server.ts";
-import { SqlProbe, type Statement } from "./sql.ts";
+import { pgStatements, SqlProbe, type Statement } from "./sql.ts";
 
 /** One statement and what it costs alone: round trip on one connection, and PostgreSQL's own times. */
 export interface StatementCost {
@@ -229,6 +229,10 @@ export async function benchGetNoteAlone(explain: boolean): Promise<void> {
       where: { visibility: "public" },
       orderBy: { id: "desc" },
     });
+    // The statements of the bench, without the seed's (BENCH_PG_STATEMENTS, bench/sql.ts).
+    const statements = pgStatements.wanted ? new pg.Client({ connectionString: server.databaseUrl }) : undefined;
+    await statements?.connect();
+    if (statements) await pgStatements.reset(statements);
     const figures = await benchGetNote({
       url: server.url,
       pid: server.pid,
@@ -239,6 +243,10 @@ export async function benchGetNoteAlone(explain: boolean): Promise<void> {
       databaseUrl: server.databaseUrl,
     });
     await probe.close();
+    if (statements) {
+      await pgStatements.print(statements);
+      await statements.end();
+    }
     let before: GetNoteFigures | undefined;
     try {
       before = JSON.parse(fs.readFileSync(new URL("./results.json", import.meta.url), "utf8")).getNote;

@@ -3,10 +3,10 @@
 // timelines, that note itself, an author with 100,000 followers posting at 50 notes/s while 32 of
 // them read their home timelines, a phrase whose trigrams are all common but which no note has, and
 // 32 connections reacting to one note at once. Run last: it adds accounts and notes.
-import autocannon from "autocannon";
 import type { Seeded } from "../src/cli/seed.ts";
 import type { Services } from "../src/domain/context.ts";
-import { type Load, load } from "./load.ts";
+import { type Load, load, medianRun } from "./load.ts";
+import { benchReactions } from "./react.ts";
 
 export interface Figures {
   reqPerSec: number;
@@ -32,39 +32,13 @@ async function measured(url: string, options: Parameters<typeof load>[1] = {}): 
   return { reqPerSec, p50, p99, bytesPerPage };
 }
 
-/** 32 connections each sending `POST .../reaction`, every request as another account. */
-async function reactionRate(url: string, tokens: string[]): Promise<Figures & { refused: number }> {
-  let next = 0;
-  const result = await autocannon({
-    url,
-    connections: 32,
-    duration: 5,
-    method: "POST",
-    body: JSON.stringify({ emoji: "👍" }),
-    headers: { "content-type": "application/json" },
-    requests: [
-      {
-        setupRequest: (request) => ({
-          ...request,
-          headers: { ...request.headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` },
-        }),
-      },
-    ],
-  });
-  return {
-    reqPerSec: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    bytesPerPage: 0,
-    refused: result.errors + result.non2xx,
-  };
-}
-
 export async function benchHostile(
   services: Services,
   serverUrl: string,
   seeded: Seeded,
   viewerToken: string,
+  /** The server's process, whose CPU time per reaction bench/react.ts reports. */
+  serverPid: number,
 ): Promise<{ scenarios: Record<string, Scenario>; reactionsPerSecond: Figures & { refused: number } }> {
   const db = services.db;
   const url = (path: string) => `${serverUrl}${path}`;
@@ -160,11 +134,13 @@ export async function benchHostile(
     baseline: await measured(url("/search/notes?query=e4da3b"), { token: viewerToken }),
   };
 
-  // 32 connections reacting to one note, each request another account of the crowd.
-  const target = await db.note.create({
-    data: { id: services.ids.next(), authorId: star, content: "react to me", visibility: "public" },
-  });
-  const tokens = await Promise.all(Array.from({ length: 40_000 }, (_, i) => crowdToken(i + 1)));
-  const reactionsPerSecond = await reactionRate(url(`/notes/${target.id}/reaction`), tokens);
+  // 32 connections reacting to one note of the star's, each request another account of a crowd,
+  // warmed and in three runs as `--only reactions` measures it (bench/react.ts): the median run.
+  const runs = await benchReactions(services, serverUrl, star, serverPid);
+  const reactionsPerSecond = {
+    ...medianRun(runs),
+    bytesPerPage: 0,
+    refused: runs.reduce((sum, run) => sum + run.errors, 0),
+  };
   return { scenarios, reactionsPerSecond };
 }

@@ -284,7 +284,7 @@ try {
   ]);
   await probe.close();
   // Last: it adds a crowd of accounts, a viral note and a star author to the database.
-  const hostile = await benchHostile(services, server.url, seeded, token);
+  const hostile = await benchHostile(services, server.url, seeded, token, server.pid);
   let freshServers = 0;
   const live = await benchLive(services, server.url, token, async () => {
     const fresh = await startBenchServer({ databaseUrl: server.databaseUrl, name: `livebencher${++freshServers}` });
