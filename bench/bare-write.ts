@@ -23,7 +23,8 @@ export interface CapturedWrite {
 
 const [file] = process.argv.slice(2);
 const write = JSON.parse(fs.readFileSync(file, "utf8")) as CapturedWrite;
-const pool = new pg.Pool({ connectionString: write.databaseUrl, max: 20 });
+// Murmur's pool's size and idle timeout (src/db/pool.ts), as bench/bare.ts.
+const pool = new pg.Pool({ connectionString: write.databaseUrl, max: 20, idleTimeoutMillis: 30_000 });
 const ids = new SnowflakeGenerator(1023);
 const minted = new Set(write.minted);
 

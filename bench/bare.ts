@@ -12,7 +12,9 @@ interface Statements {
 
 const [file] = process.argv.slice(2);
 const { databaseUrl, statements } = JSON.parse(fs.readFileSync(file, "utf8")) as Statements;
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+// Murmur's pool's size and idle timeout (src/db/pool.ts): with pg-pool's 10 s, its connections closed
+// between turns and planned the statement again at each.
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 20, idleTimeoutMillis: 30_000 });
 const app = Fastify();
 // Named, as Murmur's statements are: parsed and planned once per connection.
 const named = statements.map((s, i) => ({ name: `bare${i}`, text: s.query, values: s.params }));
