@@ -5,8 +5,8 @@ import autocannon from "autocannon";
 import type { Services } from "../src/domain/context.ts";
 import { cpuMicros, type Load } from "./load.ts";
 
-/** Far from the seeded accounts, the hostile crowd (3e9) and the live and churn benches'. */
-const FIRST_REACTOR = 5_000_000_000n;
+/** Far from the seeded accounts, the hostile crowd (3e9), the live (5e9) and churn (6e9) benches' accounts. */
+const FIRST_REACTOR = 7_000_000_000n;
 const REACTORS = 40_000;
 
 export async function benchReactions(
