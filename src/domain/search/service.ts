@@ -17,6 +17,7 @@ import { indexCandidates } from "./candidates.ts";
 import { compileSearchSql, fromNames, phraseCandidates } from "./postgres.ts";
 import { parseSearchQuery, type SearchNode } from "./query.ts";
 import {
+  claimLearning,
   forgetMatches,
   forgetWindow,
   learnMatches,
@@ -154,7 +155,7 @@ async function windowed(
     );
   const newest = await part(Prisma.sql`n.id >= ${from}`, take);
   if (newest.length === take) {
-    if (!matches) await learn(ctx, query, condition, resolved, from);
+    if (!matches && claimLearning(query)) await learn(ctx, query, condition, resolved, from);
     return newest;
   }
   forgetWindow(query);
@@ -188,8 +189,11 @@ async function learn(ctx: Context, query: string, condition: Prisma.Sql, resolve
     Prisma.sql`SELECT n.id, now() - make_interval(secs => ${SETTLING_MS / 1000}) AS edited_since,
         (SELECT max(id) FROM notes) AS newest
       FROM notes n WHERE ${condition} AND n.id >= ${from} ORDER BY n.id DESC LIMIT ${Prisma.raw(String(MATCHES))}`,
-  );
-  if (rows.length === 0) return;
+  ).catch((err) => {
+    learnMatches(query, undefined);
+    throw err;
+  });
+  if (rows.length === 0) return learnMatches(query, undefined);
   const ids = rows.map((row) => row.id);
   // Ids minted by this service's generators carry their time; any other id is past the newest.
   const minted = BigInt(Date.now() - SETTLING_MS - SERVICE_EPOCH_MS) << 22n;

@@ -37,7 +37,7 @@ export interface Matches {
   editedSince: Date;
 }
 
-const windows = new Map<string, { from: bigint; until: number; matches?: Matches }>();
+const windows = new Map<string, { from: bigint; until: number; matches?: Matches; learning?: boolean }>();
 
 function fresh(text: string) {
   const known = windows.get(text);
@@ -70,10 +70,23 @@ export function learnWindow(text: string, page: bigint[], take: number, matched:
   windows.set(text, { from: oldest - (newest - oldest) / 4n, until: Date.now() + KEEP_MS });
 }
 
-/** The matches of `text`'s window, learned; they last as long as the window. */
-export function learnMatches(text: string, matches: Matches): void {
+/**
+ * Whether the caller is to learn the matches of `text`'s window: once at a time, so that the
+ * searches of one text that find its window together (32 connections at once) do not each learn.
+ */
+export function claimLearning(text: string): boolean {
   const known = fresh(text);
-  if (known) known.matches = matches;
+  if (!known || known.learning) return false;
+  known.learning = true;
+  return true;
+}
+
+/** The matches of `text`'s window, learned (or none: another search may learn them); they last as long as the window. */
+export function learnMatches(text: string, matches: Matches | undefined): void {
+  const known = windows.get(text);
+  if (!known) return;
+  known.learning = false;
+  if (matches && known.until > Date.now()) known.matches = matches;
 }
 
 /** The matches did not hold a page: the window is asked, and learns them again. */
