@@ -110,6 +110,7 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
     // A local note: its id is this server's (docs/federation.md#notes).
     uri: null,
     url: null,
+    editedAt: null,
   };
   const mention = (account: Account): NotificationInput => ({
     recipientId: account.id,
