@@ -90,13 +90,14 @@ async function login(server: Server): Promise<string> {
       200,
     );
     const outbox = path.join(dataDir, "outbox");
-    // The mail is written just after the answer.
+    // The mail is written just after the answer, beside it as `.partial` until it is whole.
+    const mails = () => (fs.existsSync(outbox) ? fs.readdirSync(outbox).filter((name) => name.endsWith(".eml")) : []);
     const deadline = Date.now() + 10_000;
-    while (!fs.existsSync(outbox) || fs.readdirSync(outbox).length === 0) {
+    while (mails().length === 0) {
       if (Date.now() > deadline) throw new Error("no mail in the outbox");
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const mail = fs.readFileSync(path.join(outbox, fs.readdirSync(outbox)[0]), "utf8");
+    const mail = fs.readFileSync(path.join(outbox, mails()[0]), "utf8");
     const token = /^Verification token: (\S+)$/m.exec(mail)?.[1];
     await call(server, "POST", `/accounts/${credentials.name}/verify_email`, { token });
     answer = await call(server, "POST", "/login", credentials);

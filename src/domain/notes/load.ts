@@ -35,7 +35,7 @@ export async function notesSelectedBy(ctx: Context, page: Prisma.Sql): Promise<N
     WITH page AS (${page})
     SELECT p.id, p.author_id AS "authorId", p.content, p.cw_comment AS "cwComment", p.visibility::text AS visibility,
       p.send_to_id AS "sendToId", p.renote_id AS "renoteId", p.reply_to_id AS "replyToId", p.created_at AS "createdAt",
-      p.uri, p.url,
+      p.uri, p.url, p.edited_at AS "editedAt",
       json_build_object('id', a.id::text, 'name', a.name, 'email', a.email, 'nickname', a.nickname, 'bio', a.bio,
         'locked', a.locked, 'avatarFileId', a.avatar_file_id::text, 'headerFileId', a.header_file_id::text,
         'followersCount', a.followers_count, 'followingCount', a.following_count, 'notesCount', a.notes_count,
