@@ -9,7 +9,7 @@ import path from "node:path";
 import { SingleBar } from "cli-progress";
 import pg from "pg";
 import sharp from "sharp";
-import { SERVICE_EPOCH_MS } from "../db/snowflake.ts";
+import { snowflakeAt } from "../db/snowflake.ts";
 import { hashPassphrase } from "../domain/accounts/passphrase.ts";
 import { checkPassphrase } from "../domain/accounts/rules.ts";
 import type { Services } from "../domain/context.ts";
@@ -182,7 +182,7 @@ export async function addNotes(
   await client.connect();
   // Each run takes its own worker bits of the snowflake, so runs never share an id.
   const run = BigInt(1 + Math.floor(Math.random() * 1023)) << 12n;
-  const base = (BigInt(Date.now() - SERVICE_EPOCH_MS - 86_400_000 - count) << 22n) | run;
+  const base = snowflakeAt(Date.now() - 86_400_000 - count) | run;
   const started = performance.now();
   try {
     for (let done = 0; done < count; done += BATCH) {

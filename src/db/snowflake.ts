@@ -81,6 +81,11 @@ export function parseSnowflake(text: string): bigint | undefined {
   return id !== undefined && id <= MAX_STORED_ID ? id : undefined;
 }
 
+/** The smallest id minted at `ms` (ms since 1970): every id minted then or later is at least this. */
+export function snowflakeAt(ms: number): bigint {
+  return BigInt(ms - SERVICE_EPOCH_MS) << 22n;
+}
+
 export function snowflakeTime(id: bigint): Date {
   return new Date(Number(id >> 22n) + SERVICE_EPOCH_MS);
 }

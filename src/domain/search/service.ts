@@ -4,7 +4,7 @@
 // backends return the same notes. Notes by authors the caller muted are left out
 // (docs/accounts.md#mutes).
 import { Prisma, queryRows } from "../../db/client.ts";
-import { SERVICE_EPOCH_MS } from "../../db/snowflake.ts";
+import { snowflakeAt } from "../../db/snowflake.ts";
 import { checkStorable, keyOf, localNameOf } from "../accounts/rules.ts";
 import type { Context } from "../context.ts";
 import { unsilencedSql } from "../instances/silence.ts";
@@ -155,7 +155,14 @@ async function windowed(
     );
   const newest = await part(Prisma.sql`n.id >= ${from}`, take);
   if (newest.length === take) {
-    if (!matches && claimLearning(query)) await learn(ctx, query, condition, resolved, from);
+    if (!matches && claimLearning(query)) {
+      let learned: Matches | undefined;
+      try {
+        learned = await learn(ctx, condition, resolved, from);
+      } finally {
+        learnMatches(query, learned);
+      }
+    }
     return newest;
   }
   forgetWindow(query);
@@ -180,28 +187,30 @@ async function remembered(ctx: Context, where: Prisma.Sql, take: number, matches
 }
 
 /**
- * Learns the newest MATCHES notes past `from` that `condition` holds for, whoever may see them,
- * and what is written after: the newest id then, and the database's clock, less SETTLING_MS.
+ * The newest MATCHES notes past `from` that `condition` holds for, whoever may see them, and what
+ * is written after: the newest id then, and the database's clock, less SETTLING_MS.
  */
-async function learn(ctx: Context, query: string, condition: Prisma.Sql, resolved: string, from: bigint) {
+async function learn(
+  ctx: Context,
+  condition: Prisma.Sql,
+  resolved: string,
+  from: bigint,
+): Promise<Matches | undefined> {
   const rows = await queryRows<{ id: bigint; edited_since: Date; newest: bigint }>(
     ctx.db,
     Prisma.sql`SELECT n.id, now() - make_interval(secs => ${SETTLING_MS / 1000}) AS edited_since,
         (SELECT max(id) FROM notes) AS newest
       FROM notes n WHERE ${condition} AND n.id >= ${from} ORDER BY n.id DESC LIMIT ${Prisma.raw(String(MATCHES))}`,
-  ).catch((err) => {
-    learnMatches(query, undefined);
-    throw err;
-  });
-  if (rows.length === 0) return learnMatches(query, undefined);
+  );
+  if (rows.length === 0) return undefined;
   const ids = rows.map((row) => row.id);
   // Ids minted by this service's generators carry their time; any other id is past the newest.
-  const minted = BigInt(Date.now() - SETTLING_MS - SERVICE_EPOCH_MS) << 22n;
-  learnMatches(query, {
+  const minted = snowflakeAt(Date.now() - SETTLING_MS);
+  return {
     resolved,
     ids,
     floor: ids.length === MATCHES ? ids[ids.length - 1] : from,
     since: rows[0].newest < minted ? rows[0].newest : minted,
     editedSince: rows[0].edited_since,
-  });
+  };
 }

@@ -81,7 +81,10 @@ export function claimLearning(text: string): boolean {
   return true;
 }
 
-/** The matches of `text`'s window, learned (or none: another search may learn them); they last as long as the window. */
+/**
+ * The end of a claimed learning of `text`'s window: its matches (or none: a later search may
+ * learn them), kept as long as the window.
+ */
 export function learnMatches(text: string, matches: Matches | undefined): void {
   const known = windows.get(text);
   if (!known) return;
