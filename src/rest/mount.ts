@@ -42,9 +42,10 @@ function headersOf(request: FastifyRequest): Record<string, string | undefined> 
 }
 
 /**
- * What a route's `run` is given. A class, its getter on the prototype: an object literal with a
- * getter made V8 a new hidden class for every request, allocated in the old generation, ~3.5 KB a
- * request that only a full collection took back, and every read of the input then megamorphic.
+ * What a route's `run` is given. A class, its getter on the prototype: as an object literal with a
+ * getter, every request's input was a dictionary (its properties in a hash table of its own) that
+ * V8 kept past the young generation, ~3.5 KB a request only a full collection took back, and
+ * every read of it a dictionary lookup (test/unit/route-input.test.ts).
  */
 class Input<P, Q, B> implements RouteInput<P, Q, B> {
   constructor(
