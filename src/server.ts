@@ -5,7 +5,7 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from "fastify";
 import { mountFederation } from "./federation/mount.ts";
 import { mountGraphql } from "./graphql/mount.ts";
 import { registerCors } from "./http/cors.ts";
@@ -69,6 +69,21 @@ export async function buildServer(services: AppServices): Promise<FastifyInstanc
   // Overload (docs/protection.md#overload): past a bound on requests in flight, answer at once with
   // 503 and Retry-After rather than queue work the server cannot finish in time.
   const inFlight = new InFlight(services.config.maxInFlight);
+  // A request leaves the count when its answer closes, which it does once whatever happens:
+  // written whole, or its client gone first. (Fastify's onResponse runs only for an answer written
+  // whole, and its onRequestAbort only while the request's body is still coming: a client leaving
+  // a POST whose body had been read left its count behind for good, and after MAX_IN_FLIGHT of
+  // them every request was refused.) An answer found to be a stream of events leaves it earlier.
+  type Counted = { counted?: boolean };
+  function release(answer: Counted) {
+    if (answer.counted) {
+      answer.counted = false;
+      inFlight.leave();
+    }
+  }
+  function releaseOnClose(this: Counted) {
+    release(this);
+  }
   // The hooks every request runs are callbacks, not async functions: each async hook cost every
   // request a promise and a turn of the microtask queue (bench/README.md, get note).
   app.addHook("onRequest", (request, reply, done) => {
@@ -76,24 +91,13 @@ export async function buildServer(services: AppServices): Promise<FastifyInstanc
     // So is a WebSocket (GraphQL subscriptions), and Fastify never answers it: counted, it would
     // never leave the count; its operations are counted one by one instead (graphql/websocket.ts).
     if (request.url.includes("/streaming/") || request.headers.upgrade?.toLowerCase() === "websocket") return done();
-    (request as { counted?: boolean }).counted = true;
+    (reply.raw as Counted).counted = true;
+    reply.raw.on("close", releaseOnClose);
     if (inFlight.enter()) return done();
     reply.code(503).header("retry-after", "1").send({ error: "SERVICE_UNAVAILABLE" });
   });
-  const release = (request: FastifyRequest) => {
-    const counted = request as { counted?: boolean };
-    if (counted.counted) {
-      counted.counted = false;
-      inFlight.leave();
-    }
-  };
   app.addHook("onResponse", (request, reply, done) => {
-    release(request);
     services.metrics.answered(request, reply);
-    done();
-  });
-  app.addHook("onRequestAbort", (request, done) => {
-    release(request);
     done();
   });
 
@@ -117,11 +121,11 @@ export async function buildServer(services: AppServices): Promise<FastifyInstanc
     services.live?.endAll("shutdown");
     for (const socket of unused) socket.destroy();
   });
-  app.addHook("onSend", (request, reply, payload, done) => {
+  app.addHook("onSend", (_request, reply, payload, done) => {
     if (closing) reply.header("connection", "close");
     // An answer that is a stream of events (a GraphQL subscription over SSE) is no longer work in
     // flight: it stays open while its client listens, bounded by streams per account.
-    if (String(reply.getHeader("content-type") ?? "").startsWith("text/event-stream")) release(request);
+    if (String(reply.getHeader("content-type") ?? "").startsWith("text/event-stream")) release(reply.raw as Counted);
     done(null, payload);
   });
 

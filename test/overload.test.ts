@@ -1,16 +1,20 @@
 // Overload (docs/protection.md#overload): past MAX_IN_FLIGHT requests in flight, the server answers
 // 503 SERVICE_UNAVAILABLE with Retry-After at once, and serves again when the load falls. A GraphQL
 // operation over WebSocket is a request in flight too, until it has run.
+import net from "node:net";
 import { PassThrough } from "node:stream";
 import { createClient } from "graphql-ws";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { directAccount } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
+let address: string;
 beforeAll(async () => {
   server = await startTestServer({ MAX_IN_FLIGHT: "2" });
+  address = await server.app.listen({ port: 0, host: "127.0.0.1" });
 });
 afterAll(() => server.close());
 
@@ -31,9 +35,53 @@ describe("overload", () => {
   });
 });
 
+describe("a request whose client leaves before its answer", () => {
+  it("leaves the count of requests in flight (its body read whole, it was never aborted as Node counts it)", async () => {
+    const alice = await directAccount(server, "ov_leaver");
+    const { hostname, port } = new URL(address);
+    // The author's row held, so that each post waits in the database with its body read whole.
+    const holder = new pg.Client({ connectionString: server.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE", [alice.id]);
+      const body = JSON.stringify({ content: "left behind" });
+      const sockets = Array.from({ length: 3 }, () =>
+        net.connect(Number(port), hostname, function (this: net.Socket) {
+          this.write(
+            `POST /notes HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${alice.token}\r\n` +
+              `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          );
+        }),
+      );
+      // Until the first waits on the row (its statement sent, so its body was read; the others
+      // queue behind it in the server, one account's posts going one at a time).
+      for (let tries = 0; tries < 500; tries++) {
+        const { rows } = await holder.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+        );
+        if (rows[0].n >= 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      await holder.query("ROLLBACK");
+      await holder.end();
+    }
+    // The three posts finish without anyone to answer; the server then serves as before (MAX_IN_FLIGHT is 2).
+    let status = 0;
+    for (let tries = 0; status !== 200 && tries < 100; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      status = (await server.request("GET", "/healthz")).status;
+    }
+    expect(status).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await server.request("GET", "/timeline/global")).status).toBe(200);
+  });
+});
+
 describe("overload over WebSocket (graphql-ws)", () => {
   it("counts each operation as a request in flight until it has run, open subscriptions not", async () => {
-    const address = await server.app.listen({ port: 0, host: "127.0.0.1" });
     const client = createClient({
       url: `${address.replace(/^http/, "ws")}/graphql`,
       webSocketImpl: WebSocket,
