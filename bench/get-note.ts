@@ -16,7 +16,7 @@ import { findVisibleNote } from "../src/domain/notes/service.ts";
 import type { RouteContext } from "../src/rest/route.ts";
 import { noteRoutes } from "../src/rest/routes/notes.ts";
 import { closeServices } from "../src/services.ts";
-import { cpuMicros, type Load, load, medianRun } from "./load.ts";
+import { cpuMicros, type Load, load, mainThreadCpuMicros, medianRun } from "./load.ts";
 import { benchServices, startBareServer, startBenchServer } from "./server.ts";
 import { pgStatements, SqlProbe, type Statement } from "./sql.ts";
 
@@ -34,14 +34,19 @@ export interface StatementCost {
   plan: string;
 }
 
+/**
+ * A load run with its server's CPU time per request (µs, user and system, over the run): the
+ * whole process's, and its main thread's (the JavaScript; the rest is V8's helpers and Node's pool).
+ */
+type Measured = Load & { cpuMicrosPerRequest: number; mainThreadMicrosPerRequest: number };
+
 export interface GetNoteFigures {
   noteId: string;
-  /** Each with its server's CPU time per request (µs): user and system, over the run. */
-  murmur: Load & { cpuMicrosPerRequest: number };
+  murmur: Measured;
   /** The bare handler replaying the statements REST's get note sends. */
-  bare: Load & { cpuMicrosPerRequest: number };
+  bare: Measured;
   /** The bare handler replaying findVisibleNote's statements (reference). */
-  bareFindVisible: Load & { cpuMicrosPerRequest: number };
+  bareFindVisible: Measured;
   statements: StatementCost[];
   findVisibleStatements: StatementCost[];
   goal: { ratio: number; p99Ms: number; met: boolean };
@@ -60,12 +65,16 @@ const restGetNote = (noteId: string) => (ctx: Context) =>
   });
 
 /** A load run with the server's CPU time per request it answered (µs), the cost the machine's noise moves least. */
-async function measured(pid: number, run: () => Promise<Load>): Promise<Load & { cpuMicrosPerRequest: number }> {
-  const before = cpuMicros(pid);
+async function measured(pid: number, run: () => Promise<Load>): Promise<Measured> {
+  const [before, mainBefore] = [cpuMicros(pid), mainThreadCpuMicros(pid)];
   const started = performance.now();
   const figures = await run();
   const requests = figures.reqPerSec * ((performance.now() - started) / 1000);
-  return { ...figures, cpuMicrosPerRequest: Math.round((cpuMicros(pid) - before) / requests) };
+  return {
+    ...figures,
+    cpuMicrosPerRequest: Math.round((cpuMicros(pid) - before) / requests),
+    mainThreadMicrosPerRequest: Math.round((mainThreadCpuMicros(pid) - mainBefore) / requests),
+  };
 }
 
 async function costs(databaseUrl: string, statements: Statement[]): Promise<StatementCost[]> {
@@ -137,7 +146,7 @@ export async function benchGetNote(options: {
   await murmur();
   const bare = await startBare(dataDir, databaseUrl, "get-note", statements);
   const bareFindVisible = await startBare(dataDir, databaseUrl, "get-note-find-visible", findVisibleStatements);
-  const turns: (Load & { cpuMicrosPerRequest: number })[][] = [[], [], []];
+  const turns: Measured[][] = [[], [], []];
   try {
     for (let turn = 0; turn < 3; turn++) {
       turns[0].push(await murmur());
@@ -162,11 +171,12 @@ export async function benchGetNote(options: {
 }
 
 export function printGetNote(figures: GetNoteFigures, explain: boolean, before?: GetNoteFigures): void {
-  const row = (l: Load & { cpuMicrosPerRequest: number }, was?: Load) => ({
+  const row = (l: Measured, was?: Load) => ({
     "req/s": l.reqPerSec,
     "p50 ms": l.p50,
     "p99 ms": l.p99,
     "server CPU µs/req": l.cpuMicrosPerRequest,
+    "main thread µs/req": l.mainThreadMicrosPerRequest,
     "before req/s": was?.reqPerSec ?? "",
     "before p99": was?.p99 ?? "",
     errors: l.errors,

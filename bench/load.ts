@@ -56,6 +56,12 @@ export function cpuMicros(pid: number): number {
   return fields ? (Number(fields[11]) + Number(fields[12])) * 10_000 : Number.NaN;
 }
 
+/** The CPU time so far of a process's main thread (its first, whose id is the process's), in µs; NaN elsewhere. */
+export function mainThreadCpuMicros(pid: number): number {
+  const fields = procStat(pid, `/proc/${pid}/task/${pid}/stat`);
+  return fields ? (Number(fields[11]) + Number(fields[12])) * 10_000 : Number.NaN;
+}
+
 /**
  * CPU of the PostgreSQL instance whose backend is `backendPid`, in µs: its postmaster's, its live
  * processes', and what the postmaster has reaped of those that ended (cutime and cstime), so a
@@ -76,9 +82,9 @@ export function postgresCpuMicros(backendPid: number): number {
 }
 
 /** The fields of /proc/<pid>/stat after the command's name (field 3 first), or undefined (gone; not Linux). */
-export function procStat(pid: number): string[] | undefined {
+export function procStat(pid: number, file = `/proc/${pid}/stat`): string[] | undefined {
   try {
-    return fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return fs.readFileSync(file, "utf8").split(") ")[1].split(" ");
   } catch {
     return undefined;
   }

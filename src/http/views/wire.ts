@@ -34,9 +34,10 @@ export interface WireObject<R, T> {
   view(row: R, viewer: Viewer): T;
   /**
    * `json_build_object` of the row aliased `t`. A member the shape may leave out is null here:
-   * writers of whole answers strip nulls (`jsonSql`), no member of a wire shape being null.
+   * writers of whole answers leave nulls out (`jsonSql`), no member of a wire shape being null.
+   * `absentOnNull`: a member whose value is null is left out, here and in the objects nested in it.
    */
-  sql(t: string, viewer: Viewer): Prisma.Sql;
+  sql(t: string, viewer: Viewer, absentOnNull?: boolean): Prisma.Sql;
 }
 
 /** A relation drawn as the wire object `as` (a Member). */
@@ -82,22 +83,30 @@ export function wireObject<R, S extends z.ZodObject>(
       }
       return out as z.infer<S>;
     },
-    sql(t, viewer) {
+    sql(t, viewer, absentOnNull = false) {
       const pairs = entries.map(({ key, member }) => {
         const value =
           "kind" in member
             ? member.sql(t, viewer)
             : "ifNull" in member
               ? Prisma.sql`COALESCE(${member.field.sql(t, viewer)}, ${member.ifNull})`
-              : member.field.sql(t, (alias) => member.as.sql(alias, viewer), viewer);
-        return Prisma.sql`${Prisma.raw(`'${key}'`)}, ${value}`;
+              : member.field.sql(t, (alias) => member.as.sql(alias, viewer, absentOnNull), viewer);
+        return Prisma.sql`${Prisma.raw(`'${key}'`)}${Prisma.raw(absentOnNull ? " VALUE " : ", ")}${value}`;
       });
-      return Prisma.sql`json_build_object(${Prisma.join(pairs, ", ")})`;
+      return absentOnNull
+        ? Prisma.sql`json_object(${Prisma.join(pairs, ", ")} ABSENT ON NULL)`
+        : Prisma.sql`json_build_object(${Prisma.join(pairs, ", ")})`;
     },
   };
 }
 
-/** A wire object of the row aliased `t` as a whole answer's JSON: the members it leaves out stripped. */
+/**
+ * A wire object of the row aliased `t` as a whole answer's JSON, the members it leaves out absent:
+ * built without them (`ABSENT ON NULL` at every level), where `json_strip_nulls` of the whole
+ * parsed each note's JSON again and wrote it anew, a fifth of a page's JSON (bench/README.md,
+ * "Search: the notes' JSON without a second pass"). Its text has PostgreSQL's `" : "` between key
+ * and value, as json_build_object writes it.
+ */
 export function jsonSql<R>(object: WireObject<R, unknown>, t: string, viewer: Viewer): Prisma.Sql {
-  return Prisma.sql`json_strip_nulls(${object.sql(t, viewer)})`;
+  return object.sql(t, viewer, true);
 }
