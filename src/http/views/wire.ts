@@ -33,9 +33,10 @@ export interface WireObject<R, T> {
   readonly members: { [K in keyof T]-?: Member<R> };
   view(row: R, viewer: Viewer): T;
   /**
-   * `json_build_object` of the row aliased `t`. A member the shape may leave out is null here:
-   * writers of whole answers leave nulls out (`jsonSql`), no member of a wire shape being null.
-   * `absentOnNull`: a member whose value is null is left out, here and in the objects nested in it.
+   * The JSON object of the row aliased `t` (`json_build_object`). A member the shape may leave
+   * out is null here, unless `absentOnNull`: then (`json_object ... ABSENT ON NULL`) a member whose
+   * value is null is left out, here and in the objects nested in it, as whole answers write them
+   * (`jsonSql`), no member of a wire shape being null.
    */
   sql(t: string, viewer: Viewer, absentOnNull?: boolean): Prisma.Sql;
 }
