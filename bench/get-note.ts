@@ -16,7 +16,7 @@ import { findVisibleNote } from "../src/domain/notes/service.ts";
 import type { RouteContext } from "../src/rest/route.ts";
 import { noteRoutes } from "../src/rest/routes/notes.ts";
 import { closeServices } from "../src/services.ts";
-import { cpuMicros, type Load, load, mainThreadCpuMicros, medianRun } from "./load.ts";
+import { cpuMicros, type Load, load, medianRun } from "./load.ts";
 import { benchServices, startBareServer, startBenchServer } from "./server.ts";
 import { pgStatements, SqlProbe, type Statement } from "./sql.ts";
 
@@ -66,14 +66,14 @@ const restGetNote = (noteId: string) => (ctx: Context) =>
 
 /** A load run with the server's CPU time per request it answered (µs), the cost the machine's noise moves least. */
 async function measured(pid: number, run: () => Promise<Load>): Promise<Measured> {
-  const [before, mainBefore] = [cpuMicros(pid), mainThreadCpuMicros(pid)];
+  const [before, mainBefore] = [cpuMicros(pid), cpuMicros(pid, pid)];
   const started = performance.now();
   const figures = await run();
   const requests = figures.reqPerSec * ((performance.now() - started) / 1000);
   return {
     ...figures,
     cpuMicrosPerRequest: Math.round((cpuMicros(pid) - before) / requests),
-    mainThreadMicrosPerRequest: Math.round((mainThreadCpuMicros(pid) - mainBefore) / requests),
+    mainThreadMicrosPerRequest: Math.round((cpuMicros(pid, pid) - mainBefore) / requests),
   };
 }
 

@@ -49,16 +49,13 @@ export async function load(
   };
 }
 
-/** A process's CPU time so far (user and system), in µs, from /proc (Linux); NaN elsewhere. */
-export function cpuMicros(pid: number): number {
-  const fields = procStat(pid);
+/**
+ * A process's CPU time so far (user and system), in µs, from /proc (Linux); NaN elsewhere. With
+ * `thread`, that thread's alone (the process's own id: its main thread).
+ */
+export function cpuMicros(pid: number, thread?: number): number {
+  const fields = procStat(pid, thread === undefined ? undefined : `/proc/${pid}/task/${thread}/stat`);
   // utime and stime, fields 14 and 15 of stat, in clock ticks of 10 ms.
-  return fields ? (Number(fields[11]) + Number(fields[12])) * 10_000 : Number.NaN;
-}
-
-/** The CPU time so far of a process's main thread (its first, whose id is the process's), in µs; NaN elsewhere. */
-export function mainThreadCpuMicros(pid: number): number {
-  const fields = procStat(pid, `/proc/${pid}/task/${pid}/stat`);
   return fields ? (Number(fields[11]) + Number(fields[12])) * 10_000 : Number.NaN;
 }
 
