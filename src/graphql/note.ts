@@ -7,7 +7,7 @@ import { Prisma } from "../db/client.ts";
 import * as bookmarks from "../domain/bookmarks/service.ts";
 import * as notes from "../domain/notes/service.ts";
 import * as reactions from "../domain/reactions/service.ts";
-import { REACTIONS_SHOWN, reactionTotal } from "../domain/reactions/shown.ts";
+import { newestReactions, REACTIONS_SHOWN, reactionTotal } from "../domain/reactions/shown.ts";
 import * as search from "../domain/search/service.ts";
 import { PAGE } from "../domain/timelines/page.ts";
 import { columnOf } from "../projection/field.ts";
@@ -65,7 +65,7 @@ function compiledReactions(f: FieldNode, walk: Walk): SqlOf {
   }
   first ??= REACTIONS_SHOWN;
   if (!Number.isInteger(first) || first < 1 || first > REACTIONS_SHOWN) no();
-  const limit = Prisma.raw(String(first));
+  const limit = first;
   const connection = walk.object(f.selectionSet, "ReactionConnection", {
     edges: (c) => {
       const edge = walk.object(selectionOf(c), "ReactionEdge", {
@@ -82,8 +82,8 @@ function compiledReactions(f: FieldNode, walk: Walk): SqlOf {
         endCursor: scalar((r) => Prisma.raw(`(array_agg(${r}.id::text ORDER BY ${r}.id))[1]`)),
       }),
   });
-  return (t, v) => Prisma.sql`(SELECT ${connection("r", v)} FROM (
-    SELECT * FROM reactions WHERE c.total IS NOT NULL AND note_id = ${columnOf(t, "id")} ORDER BY id DESC LIMIT ${limit}) r)`;
+  return (t, v) =>
+    Prisma.sql`(SELECT ${connection("r", v)} FROM (${newestReactions(columnOf(t, "id"), limit, Prisma.sql`c.total IS NOT NULL`)}) r)`;
 }
 
 // Declared with its type: its fields refer to it (renote, replyTo).

@@ -7,6 +7,7 @@ import type { PublicAccount } from "../domain/accounts/service.ts";
 import {
   countsByEmoji,
   type NoteReactions,
+  newestReactions,
   REACTIONS_SHOWN,
   reactionTotal,
   shownReactions,
@@ -91,7 +92,7 @@ export const NOTE = {
     (t, reaction, v) => {
       const id = columnOf(t, "id");
       const shown = Prisma.raw(String(REACTIONS_SHOWN));
-      const newest = Prisma.sql`SELECT * FROM reactions WHERE note_id = ${id} ORDER BY id DESC LIMIT ${shown}`;
+      const newest = newestReactions(id, REACTIONS_SHOWN);
       const candidates =
         v.viewerId === undefined
           ? newest

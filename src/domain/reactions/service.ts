@@ -9,7 +9,7 @@ import { type NoteLoader, noteViews } from "../notes/load.ts";
 import { findVisibleNote, type NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
 import { notifiableSql } from "../notifications/notify.ts";
-import { olderThan, parseBeforeId } from "../paging.ts";
+import { parseBeforeId } from "../paging.ts";
 import { optionalAccount, requireAccount } from "../sessions/caller.ts";
 import { checkReactionEmoji } from "./emoji.ts";
 
@@ -160,10 +160,7 @@ export async function listReactions(
   const visible =
     id !== undefined && (await ctx.db.note.count({ where: { id, ...visibleTo(optionalAccount(ctx)) } })) > 0;
   if (!visible) throw new DomainError("NOTE_NOT_FOUND");
-  const page = await ctx.db.reaction.findMany({
-    where: { noteId: id, ...olderThan(before) },
-    orderBy: { id: "desc" },
-    take: Math.min(limit, REACTIONS_PAGE + 1),
-  });
-  return page;
+  return ctx.db.$queryRaw<Reaction[]>`
+    SELECT id, note_id AS "noteId", account_id AS "accountId", emoji, created_at AS "createdAt"
+    FROM newest_reactions(${id}, ${Math.min(limit, REACTIONS_PAGE + 1)}::int, ${before ?? null}::bigint)`;
 }

@@ -27,6 +27,18 @@ export function reactionTotal(n: Pick<NoteReactions, "reactionCounts">): number 
   return Object.values(n.reactionCounts).reduce((sum, count) => sum + count, 0);
 }
 
+/**
+ * The newest `limit` reactions of the note whose id is `noteId` (SQL), newest first: the function
+ * newest_reactions (migration 20261130110000), an ordered walk of their index that stops at
+ * `limit` whatever the planner's estimate of the note (a viral note's every reaction had been read
+ * and sorted to keep 20); GET /notes/{id}/reactions pages through it. `also`: a condition of the
+ * outer row, asked before any reaction is read.
+ */
+export function newestReactions(noteId: Prisma.Sql, limit: number, also?: Prisma.Sql): Prisma.Sql {
+  const newest = Prisma.sql`SELECT * FROM newest_reactions(${noteId}, ${Prisma.raw(String(limit))})`;
+  return also ? Prisma.sql`${newest} WHERE ${also}` : newest;
+}
+
 const reactionJson = (r: string) =>
   Prisma.raw(
     `json_build_object('id', ${r}.id::text, 'accountId', ${r}.account_id::text, 'emoji', ${r}.emoji, 'createdAt', ${r}.created_at)`,
@@ -40,8 +52,7 @@ const reactionJson = (r: string) =>
 export function reactionColumns(noteId: Prisma.Sql, viewerId: bigint | undefined): Prisma.Sql {
   return Prisma.sql`
     COALESCE((SELECT json_agg(${reactionJson("r")} ORDER BY r.id DESC)
-      FROM (SELECT * FROM reactions WHERE note_id = ${noteId} ORDER BY id DESC
-        LIMIT ${Prisma.raw(String(REACTIONS_SHOWN))}) r),
+      FROM (${newestReactions(noteId, REACTIONS_SHOWN)}) r),
       '[]') AS reactions,
     ${
       viewerId === undefined
