@@ -42,7 +42,13 @@ const MAX_ENTRIES = 10_000;
 const TTL_MS = 60_000;
 
 export class CallerCache {
-  private readonly entries = new Map<bigint, { account: CallerAccount; at: number }>();
+  // Two generations, MAX_ENTRIES / 2 each: a read goes into the newer, and when it is full the
+  // older is dropped whole. Evicting the oldest entry of one Map (`keys().next()`, then delete)
+  // had every miss walk past the entries deleted before it, which V8 keeps until the table is
+  // rebuilt: with every request another caller (a crowd reacting to one note), 2.6% of the
+  // server's main thread.
+  private recent = new Map<bigint, { account: CallerAccount; at: number }>();
+  private older = new Map<bigint, { account: CallerAccount; at: number }>();
   /** Bumped by every change heard: a read begun before it must not be kept. */
   private generation = 0;
   private listening = false;
@@ -74,14 +80,17 @@ export class CallerCache {
   }
 
   async get(id: bigint): Promise<CallerAccount | null> {
-    const hit = this.entries.get(id);
+    const hit = this.recent.get(id) ?? this.older.get(id);
     if (hit && Date.now() - hit.at < TTL_MS) return hit.account;
     const generation = this.generation;
     const account = await this.read(id);
     if (account && this.listening && generation === this.generation) {
-      this.entries.delete(id);
-      if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as bigint);
-      this.entries.set(id, { account, at: Date.now() });
+      this.older.delete(id);
+      if (this.recent.size >= MAX_ENTRIES / 2) {
+        this.older = this.recent;
+        this.recent = new Map();
+      }
+      this.recent.set(id, { account, at: Date.now() });
     }
     return account;
   }
@@ -89,8 +98,13 @@ export class CallerCache {
   /** Forgets one account, or all. */
   forget(id?: bigint): void {
     this.generation++;
-    if (id === undefined) this.entries.clear();
-    else this.entries.delete(id);
+    if (id === undefined) {
+      this.recent.clear();
+      this.older.clear();
+    } else {
+      this.recent.delete(id);
+      this.older.delete(id);
+    }
   }
 
   async close(): Promise<void> {
