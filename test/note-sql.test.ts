@@ -22,6 +22,11 @@ beforeAll(async () => {
   author = await account(server, "ns_author");
   const other = await account(server, "ns_other");
   reactors = (await viralNote(server, author, other, "ns_")).reactors;
+  // A note with a few reactions (the newest read inline), beside the viral one's 24 (through
+  // newest_reactions).
+  const few = await act.post(server, author, { content: "a few reactions" });
+  for (const who of reactors.slice(0, 3))
+    await server.request("POST", `/notes/${few.id}/reaction`, { token: who.token, body: { emoji: "👍" } });
   await act.post(server, author, { content: "direct", visibility: "direct", send_to: other.id });
   await act.post(server, other, { content: "followers only", visibility: "followers" });
 });

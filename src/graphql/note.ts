@@ -83,7 +83,7 @@ function compiledReactions(f: FieldNode, walk: Walk): SqlOf {
       }),
   });
   return (t, v) =>
-    Prisma.sql`(SELECT ${connection("r", v)} FROM (${newestReactions(columnOf(t, "id"), limit, Prisma.sql`c.total IS NOT NULL`)}) r)`;
+    Prisma.sql`(SELECT ${connection("r", v)} FROM (${newestReactions(columnOf(t, "id"), limit, Prisma.sql`c.total`)}) r)`;
 }
 
 // Declared with its type: its fields refer to it (renote, replyTo).

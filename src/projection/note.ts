@@ -92,7 +92,7 @@ export const NOTE = {
     (t, reaction, v) => {
       const id = columnOf(t, "id");
       const shown = Prisma.raw(String(REACTIONS_SHOWN));
-      const newest = newestReactions(id, REACTIONS_SHOWN);
+      const newest = newestReactions(id, REACTIONS_SHOWN, Prisma.sql`c.total`);
       const candidates =
         v.viewerId === undefined
           ? newest

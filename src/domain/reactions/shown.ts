@@ -28,15 +28,20 @@ export function reactionTotal(n: Pick<NoteReactions, "reactionCounts">): number 
 }
 
 /**
- * The newest `limit` reactions of the note whose id is `noteId` (SQL), newest first: the function
- * newest_reactions (migration 20261130110000), an ordered walk of their index that stops at
- * `limit` whatever the planner's estimate of the note (a viral note's every reaction had been read
- * and sorted to keep 20); GET /notes/{id}/reactions pages through it. `also`: a condition of the
- * outer row, asked before any reaction is read.
+ * The newest `limit` reactions of the note whose id is `noteId` (SQL), newest first, reading no
+ * more than `limit` of them however many it has: through the function newest_reactions (migration
+ * 20261130110000), an ordered walk of their index that stops there whatever the planner's estimate
+ * of the note (inline, a viral note's every reaction had been read and sorted to keep 20); GET
+ * /notes/{id}/reactions pages through it. `total`, where the statement has it, is the note's count
+ * of reactions (null for none: nothing is read): a note with at most `limit` is asked inline, as
+ * any plan reads no more than it has, and the function's call (~5 µs) is left to the others.
  */
-export function newestReactions(noteId: Prisma.Sql, limit: number, also?: Prisma.Sql): Prisma.Sql {
-  const newest = Prisma.sql`SELECT * FROM newest_reactions(${noteId}, ${Prisma.raw(String(limit))})`;
-  return also ? Prisma.sql`${newest} WHERE ${also}` : newest;
+export function newestReactions(noteId: Prisma.Sql, limit: number, total?: Prisma.Sql): Prisma.Sql {
+  const count = Prisma.raw(String(limit));
+  const walked = Prisma.sql`SELECT * FROM newest_reactions(${noteId}, ${count})`;
+  if (!total) return walked;
+  return Prisma.sql`${walked} WHERE ${total} > ${count}
+    UNION ALL (SELECT * FROM reactions WHERE ${total} <= ${count} AND note_id = ${noteId} ORDER BY id DESC LIMIT ${count})`;
 }
 
 const reactionJson = (r: string) =>
