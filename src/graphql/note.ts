@@ -63,9 +63,8 @@ function compiledReactions(f: FieldNode, walk: Walk): SqlOf {
     if (argument.name.value !== "first") no();
     first = walk.intArgument(argument.value);
   }
-  first ??= REACTIONS_SHOWN;
-  if (!Number.isInteger(first) || first < 1 || first > REACTIONS_SHOWN) no();
-  const limit = first;
+  const limit = first ?? REACTIONS_SHOWN;
+  if (!Number.isInteger(limit) || limit < 1 || limit > REACTIONS_SHOWN) no();
   const connection = walk.object(f.selectionSet, "ReactionConnection", {
     edges: (c) => {
       const edge = walk.object(selectionOf(c), "ReactionEdge", {
@@ -76,7 +75,7 @@ function compiledReactions(f: FieldNode, walk: Walk): SqlOf {
     },
     pageInfo: (c) =>
       walk.object(selectionOf(c), "PageInfo", {
-        hasNextPage: scalar(raw(`COALESCE(c.total, 0) > ${first}`)),
+        hasNextPage: scalar(raw(`COALESCE(c.total, 0) > ${limit}`)),
         hasPreviousPage: scalar(raw("false")),
         startCursor: scalar((r) => Prisma.raw(`(array_agg(${r}.id::text ORDER BY ${r}.id DESC))[1]`)),
         endCursor: scalar((r) => Prisma.raw(`(array_agg(${r}.id::text ORDER BY ${r}.id))[1]`)),

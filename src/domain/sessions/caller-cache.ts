@@ -41,14 +41,16 @@ const MAX_ENTRIES = 10_000;
 // A bound on staleness, should a notification ever be lost without the connection failing.
 const TTL_MS = 60_000;
 
+type Entry = { account: CallerAccount; at: number };
+
 export class CallerCache {
   // Two generations, MAX_ENTRIES / 2 each: a read goes into the newer, and when it is full the
   // older is dropped whole. Evicting the oldest entry of one Map (`keys().next()`, then delete)
   // had every miss walk past the entries deleted before it, which V8 keeps until the table is
   // rebuilt: with every request another caller (a crowd reacting to one note), 2.6% of the
   // server's main thread.
-  private recent = new Map<bigint, { account: CallerAccount; at: number }>();
-  private older = new Map<bigint, { account: CallerAccount; at: number }>();
+  private recent = new Map<bigint, Entry>();
+  private older = new Map<bigint, Entry>();
   /** Bumped by every change heard: a read begun before it must not be kept. */
   private generation = 0;
   private listening = false;
