@@ -92,7 +92,7 @@ it("answers as findVisibleNote and fullNoteView do, for every caller and note", 
       const want = await expected(ctx, id);
       seen.add(JSON.stringify(want).slice(0, 20));
       const written = await getNote(ctx, id, fullNotesJson).then(
-        (note) => JSON.parse(note),
+        (note) => JSON.parse(note.toString()),
         (err) => {
           if (err instanceof DomainError) return { error: err.code };
           throw err;

@@ -47,6 +47,18 @@ describe("Idempotency-Key", () => {
     expect(await notesOf(alice)).toBe(before + 1);
   });
 
+  it("replays an answer PostgreSQL wrote as JSON (a reaction's note) as the same note", async () => {
+    const note = await post(alice, "k-note-to-react", { content: "react once" });
+    const url = `/notes/${note.body.id}/reaction`;
+    const first = await post(bob, "k-react", { emoji: "👍" }, url);
+    const again = await post(bob, "k-react", { emoji: "👍" }, url);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ id: note.body.id, reaction_count: 1 });
+    expect(again.status).toBe(200);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(again.body).toEqual(first.body);
+  });
+
   it("refuses the same key with another body, path or method: 409 IDEMPOTENCY_KEY_REUSED", async () => {
     await post(alice, "k-reuse", { content: "first" });
     expectError(await post(alice, "k-reuse", { content: "second" }), 409, "IDEMPOTENCY_KEY_REUSED");

@@ -40,7 +40,7 @@ it("writes each note as fullNoteView does, for every kind of caller", async () =
     const account = who && (await db.account.findUniqueOrThrow({ where: { id: BigInt(who.id) } }));
     const ctx = { ...server.services, caller: { account } } as Context;
     const expected = (await notesSelectedBy(ctx, page)).map((n) => JSON.parse(JSON.stringify(fullNoteView(ctx, n))));
-    const written = JSON.parse(fullNotesArray(await fullNotesJson(ctx, page)));
+    const written = JSON.parse(fullNotesArray(await fullNotesJson(ctx, page)).toString());
     expect(written.length).toBeGreaterThanOrEqual(6);
     expect(written, who?.name ?? "nobody").toEqual(expected);
   }
@@ -49,7 +49,7 @@ it("writes each note as fullNoteView does, for every kind of caller", async () =
     ...server.services,
     caller: { account: await db.account.findUniqueOrThrow({ where: { id: BigInt(reactors[0].id) } }) },
   } as Context;
-  const notes = JSON.parse(fullNotesArray(await fullNotesJson(ctx, page)));
+  const notes = JSON.parse(fullNotesArray(await fullNotesJson(ctx, page)).toString());
   const viral = notes.find((n: { reaction_count: number }) => n.reaction_count === 24);
   expect(viral.reactions).toHaveLength(20);
   expect(viral.reactions.at(-1).reacted_by).toBe(reactors[0].id);

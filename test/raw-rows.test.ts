@@ -3,7 +3,7 @@
 // type for type (bigint, int, text, boolean, timestamptz, json, bigint[], null), or every page
 // built from them would change.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { Prisma, queryRows } from "../src/db/client.ts";
+import { Prisma, queryBytes, queryRows } from "../src/db/client.ts";
 import * as act from "./support/actions.ts";
 import { account } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -47,4 +47,17 @@ it("runs through Prisma in a transaction, on the transaction's connection", asyn
     return queryRows<{ name: string }>(tx, Prisma.sql`SELECT current_setting('application_name') AS name`);
   });
   expect(inside).toEqual([{ name: "raw_rows_test" }]);
+});
+
+it("queryBytes gives a text column as its UTF-8, through the pool and through Prisma alike", async () => {
+  const { db } = server.services;
+  const text = 'a note: "🎉 café" \\ end';
+  const statement = Prisma.sql`SELECT ${text}::text AS node, NULL::text AS nothing`;
+  const direct = await queryBytes<{ node: Buffer; nothing: Buffer | null }>(db, statement);
+  const viaPrisma = await db.$transaction((tx) => queryBytes<{ node: Buffer; nothing: Buffer | null }>(tx, statement));
+  expect(direct[0].node).toEqual(Buffer.from(text));
+  expect(direct[0].nothing).toBeNull();
+  expect(viaPrisma).toEqual(direct);
+  // Twice: the second time the statement is prepared on its connection.
+  expect(await queryBytes(db, statement)).toEqual(direct);
 });

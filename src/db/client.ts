@@ -145,6 +145,9 @@ interface Statement {
   name?: string;
   text: string;
   types: pg.CustomTypesConfig;
+  binary?: boolean;
+  /** The same, its rows asked in binary and kept as bytes (queryBytes). */
+  bytes?: Statement;
 }
 const statements = new Map<string, Statement>();
 
@@ -174,10 +177,40 @@ const nameOf = (sql: string): string => statementOf(sql).name as string;
  * prototype. node-postgres copies every query's config, own properties one by one through their
  * descriptors (cloneQueryConfig): with four of them, that copy was 1.8% of get note's server CPU.
  */
-function configOf(query: Prisma.Sql): pg.QueryConfig {
-  const config = Object.create(statementOf(query.text)) as pg.QueryConfig;
+function configOf(query: Prisma.Sql, statement = statementOf(query.text)): pg.QueryConfig {
+  const config = Object.create(statement) as pg.QueryConfig;
   config.values = query.values;
   return config;
+}
+
+/** Every column kept as the bytes PostgreSQL sent in its binary format: a text column's UTF-8. */
+const byteTypes = { getTypeParser: () => (bytes: Buffer) => bytes } as unknown as pg.CustomTypesConfig;
+
+/**
+ * queryRows, each column the bytes PostgreSQL sent, in binary format (a text column's are its
+ * UTF-8, a bigint's its 8 bytes): for text that is only passed on, as the notes' JSON to an
+ * answer. Read as a string and written out again, a search's 100 notes were decoded from UTF-8
+ * and encoded again, a sixth of the server's main thread (bench/README.md). Through another
+ * client (a transaction's, a test's counting one), its text columns are encoded here.
+ */
+export async function queryBytes<T extends Record<string, Buffer | null>>(
+  db: Db | Prisma.TransactionClient,
+  query: Prisma.Sql,
+): Promise<T[]> {
+  const pool = pools.get(db);
+  if (!pool) {
+    const rows = await db.$queryRaw<Record<string, unknown>[]>(query);
+    return rows.map(
+      (row) =>
+        Object.fromEntries(
+          Object.entries(row).map(([column, value]) => [column, value === null ? null : Buffer.from(String(value))]),
+        ) as T,
+    );
+  }
+  const statement = statementOf(query.text);
+  statement.bytes ??= { ...statement, binary: true, types: byteTypes };
+  const { rows } = await pool.query<T>(configOf(query, statement.bytes));
+  return rows;
 }
 
 const TRANSACTION_ATTEMPTS = 3;

@@ -152,7 +152,7 @@ function handlerOf(services: AppServices, r: Route) {
         await idempotent.record({
           status: answer.status,
           headers: answer.headers ?? {},
-          body: answer.body === undefined ? undefined : JSON.stringify(answer.body),
+          body: recorded(answer.body),
         });
       }
       reply.code(answer.status).headers(answer.headers ?? {});
@@ -176,6 +176,16 @@ function handlerOf(services: AppServices, r: Route) {
  * Hands the response to `write` with its head sent (the headers set so far, CORS's too): each
  * write then goes to the socket as it is, without chunked framing or Fastify's send path.
  */
+/**
+ * An answer's body as a replay sends it again: what was sent. A string or bytes (JSON that
+ * PostgreSQL wrote) go as they are; JSON.stringify of them had kept a string of that JSON.
+ */
+function recorded(body: unknown): string | undefined {
+  if (body === undefined) return undefined;
+  if (typeof body === "string") return body;
+  return Buffer.isBuffer(body) ? body.toString() : JSON.stringify(body);
+}
+
 function writeRaw(reply: FastifyReply, write: (response: ServerResponse) => void): void {
   reply.hijack();
   const response = reply.raw;
