@@ -7,6 +7,8 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, Prisma } from "../src/db/client.ts";
 import type { Context } from "../src/domain/context.ts";
+import { compileSearchSql } from "../src/domain/search/postgres.ts";
+import { parseSearchQuery } from "../src/domain/search/query.ts";
 import { SEARCH_PAGE, searchNotes } from "../src/domain/search/service.ts";
 import { type Matches, matchesOf, windowOf } from "../src/domain/search/window.ts";
 import { PrismaClient } from "../src/generated/prisma/client.ts";
@@ -162,5 +164,18 @@ describe("search window (src/domain/search/window.ts)", () => {
     await seed("dunlin", 500);
     expect(await ids("dunlin")).toEqual(await expected("dunlin"));
     expect(windowOf("dunlin")).toBeUndefined();
+  });
+
+  it("asks the matches' patterns in a form the trigram indexes cannot serve", async () => {
+    // The pattern's value, known as the statement runs, had PostgreSQL scan them and AND their
+    // bitmap with the ids' (half of a remembered search's statement at 200,000 notes). Here
+    // their only other way is a scan of the table, which it is told to avoid.
+    const plan = await db().$transaction(async (tx) => {
+      await tx.$executeRawUnsafe("SET LOCAL enable_seqscan = off");
+      const rows = await tx.$queryRaw<{ "QUERY PLAN": string }[]>`
+        EXPLAIN SELECT n.id FROM notes n WHERE ${compileSearchSql(parseSearchQuery("owlet OR godwit"), new Map(), false)}`;
+      return rows.map((row) => row["QUERY PLAN"]).join("\n");
+    });
+    expect(plan).not.toMatch(/trgm/);
   });
 });

@@ -76,9 +76,12 @@ export function compileSearchSql(
   node: SearchNode,
   authors: Map<string, bigint | undefined>,
   /**
-   * False: each pattern a sub-select's value, which the planner does not see. It then neither
-   * reads content's statistics to estimate it (~1 ms a statement) nor takes the trigram indexes:
-   * for a statement whose notes other conditions find.
+   * False: each pattern a sub-select's value, which the planner does not see, matched against
+   * `content || ''`. It then neither reads content's statistics to estimate it (~1 ms a
+   * statement) nor scans the trigram indexes, which a sub-select's value on the column itself
+   * still let it do as the statement ran, ANDing their bitmap with the other conditions' (half of
+   * a remembered search's statement, bench/README.md): for a statement whose notes other
+   * conditions find.
    */
   planned = true,
 ): Prisma.Sql {
@@ -98,8 +101,9 @@ export function compileSearchSql(
     case "keyword":
     case "phrase": {
       const text = `%${literal(node.text)}%`;
-      const pattern = planned ? Prisma.sql`${text}` : Prisma.sql`(SELECT ${text}::text)`;
-      return Prisma.sql`(n.content ILIKE ${pattern} OR n.cw_comment ILIKE ${pattern})`;
+      if (planned) return Prisma.sql`(n.content ILIKE ${text} OR n.cw_comment ILIKE ${text})`;
+      const pattern = Prisma.sql`(SELECT ${text}::text)`;
+      return Prisma.sql`((n.content || '') ILIKE ${pattern} OR (n.cw_comment || '') ILIKE ${pattern})`;
     }
     case "from": {
       const id = authors.get(node.name);
