@@ -153,14 +153,18 @@ describe("clients that drop and resume while several writers post", () => {
     let writing = true;
     const created: string[] = [];
     let reconnects = 0;
+    let subscribed = 0;
 
     async function churn(first: number): Promise<string[]> {
       const seen: string[] = [];
       let server = first;
       let last: string | undefined;
       let finalRound = false;
+      let opened = false;
       for (;;) {
         const client = await stream(server, "/streaming/global", last);
+        if (!opened) subscribed++;
+        opened = true;
         const budget = 5 + Math.floor(Math.random() * 40);
         await until(
           () =>
@@ -182,8 +186,9 @@ describe("clients that drop and resume while several writers post", () => {
     }
 
     const readers = Array.from({ length: clients }, (_, k) => churn(k % 2));
-    // Readers first: they are all subscribed before the first note.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Readers first: they are all subscribed before the first note (a fresh stream is sent what
+    // commits after it opened; one opened after the writers ended would have nothing to resume).
+    expect(await until(() => subscribed === clients, 30_000)).toBe(true);
     await Promise.all(
       writers.flatMap((writer, w) =>
         [0, 1].map(async (half) => {
