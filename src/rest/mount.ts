@@ -173,10 +173,6 @@ function handlerOf(services: AppServices, r: Route) {
 }
 
 /**
- * Hands the response to `write` with its head sent (the headers set so far, CORS's too): each
- * write then goes to the socket as it is, without chunked framing or Fastify's send path.
- */
-/**
  * An answer's body as a replay sends it again: what was sent. A string or bytes (JSON that
  * PostgreSQL wrote) go as they are; JSON.stringify of them had kept a string of that JSON.
  */
@@ -186,6 +182,10 @@ function recorded(body: unknown): string | undefined {
   return Buffer.isBuffer(body) ? body.toString() : JSON.stringify(body);
 }
 
+/**
+ * Hands the response to `write` with its head sent (the headers set so far, CORS's too): each
+ * write then goes to the socket as it is, without chunked framing or Fastify's send path.
+ */
 function writeRaw(reply: FastifyReply, write: (response: ServerResponse) => void): void {
   reply.hijack();
   const response = reply.raw;

@@ -25,13 +25,5 @@ const [OPEN, COMMA, CLOSE] = ["[", ",", "]"].map((c) => Buffer.from(c));
 
 /** A JSON array of notes as fullNotesJson wrote them. */
 export function fullNotesArray(notes: FullNoteJson[]): Buffer {
-  const parts: Buffer[] = [OPEN];
-  let length = 2 + Math.max(notes.length - 1, 0);
-  for (const [i, note] of notes.entries()) {
-    if (i > 0) parts.push(COMMA);
-    parts.push(note);
-    length += note.length;
-  }
-  parts.push(CLOSE);
-  return Buffer.concat(parts, length);
+  return Buffer.concat([OPEN, ...notes.flatMap((note, i) => (i ? [COMMA, note] : [note])), CLOSE]);
 }
