@@ -160,11 +160,9 @@ describe("clients that drop and resume while several writers post", () => {
       let server = first;
       let last: string | undefined;
       let finalRound = false;
-      let opened = false;
-      for (;;) {
+      for (let round = 0; ; round++) {
         const client = await stream(server, "/streaming/global", last);
-        if (!opened) subscribed++;
-        opened = true;
+        if (round === 0) subscribed++;
         const budget = 5 + Math.floor(Math.random() * 40);
         await until(
           () =>
