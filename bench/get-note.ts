@@ -6,7 +6,8 @@
 // note (findVisibleNote: what get note sent until 2026-11-27, and what renote, reply, react and
 // bookmark still send).
 // `npm run bench -- --only get-note` runs this alone on a database of its own (BENCH_NOTES,
-// BENCH_ACCOUNTS size it as for the whole bench).
+// BENCH_ACCOUNTS size it as for the whole bench; BENCH_FRESH_SERVER=1 asks a server started
+// after the seed).
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -17,7 +18,7 @@ import type { RouteContext } from "../src/rest/route.ts";
 import { noteRoutes } from "../src/rest/routes/notes.ts";
 import { closeServices } from "../src/services.ts";
 import { cpuMicros, type Load, load, medianRun } from "./load.ts";
-import { benchServices, startBareServer, startBenchServer } from "./server.ts";
+import { type BenchServer, benchServices, startBareServer, startBenchServer } from "./server.ts";
 import { pgStatements, SqlProbe, type Statement } from "./sql.ts";
 
 /** One statement and what it costs alone: round trip on one connection, and PostgreSQL's own times. */
@@ -218,6 +219,7 @@ export async function benchGetNoteAlone(explain: boolean): Promise<void> {
   const totalNotes = Number(process.env.BENCH_NOTES ?? 1_000_000);
   const server = await startBenchServer();
   const services = await benchServices(server);
+  let fresh: BenchServer | undefined;
   try {
     const seeded = await seed(services, server.databaseUrl, {
       accounts,
@@ -243,9 +245,15 @@ export async function benchGetNoteAlone(explain: boolean): Promise<void> {
     const statements = pgStatements.wanted ? new pg.Client({ connectionString: server.databaseUrl }) : undefined;
     await statements?.connect();
     if (statements) await pgStatements.reset(statements);
+    // BENCH_FRESH_SERVER=1: the note is asked of a second server started after the seed, beside
+    // the one that was running while it was written (bench/README.md says what that changes).
+    if (process.env.BENCH_FRESH_SERVER === "1") {
+      fresh = await startBenchServer({ databaseUrl: server.databaseUrl, name: "fresh-bencher" });
+    }
+    const asked = fresh ?? server;
     const figures = await benchGetNote({
-      url: server.url,
-      pid: server.pid,
+      url: asked.url,
+      pid: asked.pid,
       token: login.authorization_token,
       probe,
       noteId: newest.id.toString(),
@@ -266,6 +274,7 @@ export async function benchGetNoteAlone(explain: boolean): Promise<void> {
     );
     printGetNote(figures, explain, before);
   } finally {
+    await fresh?.stop();
     await closeServices(services);
     await server.stop();
   }
