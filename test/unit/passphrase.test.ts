@@ -35,9 +35,11 @@ describe("passphrase hashes", () => {
     const took = performance.now() - started;
     const { utilization } = performance.eventLoopUtilization(before);
     // Each hash costs some 250 ms of CPU; on the main thread (bcryptjs) the loop would be busy
-    // nearly all that time.
+    // nearly all that time. Off it, the loop still wakes for the test runner's own messages, and
+    // under the whole suite's load on two cores those turns stretch: 0.43 was seen once, where
+    // a hash on the loop gives nearly 1.
     expect(took).toBeGreaterThan(200);
-    expect(utilization).toBeLessThan(0.3);
+    expect(utilization).toBeLessThan(0.7);
   });
 
   it("leave the thread pool a thread for other work (PostgreSQL's SCRAM sign-in, files, DNS)", async () => {
