@@ -25,5 +25,11 @@ const [OPEN, COMMA, CLOSE] = ["[", ",", "]"].map((c) => Buffer.from(c));
 
 /** A JSON array of notes as fullNotesJson wrote them. */
 export function fullNotesArray(notes: FullNoteJson[]): Buffer {
-  return Buffer.concat([OPEN, ...notes.flatMap((note, i) => (i ? [COMMA, note] : [note])), CLOSE]);
+  const parts: Buffer[] = [OPEN];
+  for (const note of notes) {
+    if (parts.length > 1) parts.push(COMMA);
+    parts.push(note);
+  }
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
 }
