@@ -1,33 +1,41 @@
-// Writes that wait for one another on one row lock, sent together. A note's statement updates
-// its author's counter row and holds that row until its commit is flushed, so one account's notes
-// commit one at a time, a flush each, however many connections post them (bench/README.md,
-// "One account's notes together"). Here the statements of one key (the author) that arrive while
-// one of that key runs wait in this process and then run together, in one transaction: one lock
-// wait and one flush for all of them. A key posting alone runs each statement as before.
+// Writes that wait for one another, sent together. A note's statement updates its author's counter
+// row and holds that row until its commit is flushed, so one account's notes commit one at a time,
+// a flush each, however many connections post them (bench/README.md, "One account's notes
+// together"); a viral note's reactions each paid a statement's fixed cost in PostgreSQL (its plan
+// started, its triggers set up, its commit) for one row (bench/README.md, "Reactions in one
+// statement"). Here the writes of one key (the author, the note) that arrive while one of that key
+// runs wait in this process and then run together: in one transaction (KeyedWrites), or as one
+// statement of many rows (KeyedBatches). A key written alone runs each write as before. Nothing
+// waits on a timer: the first write of a key goes at once, and what gathers behind it goes when it
+// is done.
 import { type Db, type Prisma, queryRows, queryRowsTogether } from "./client.ts";
 
-/** At most this many statements in one transaction. */
-const MOST_TOGETHER = 32;
-
-interface Waiting {
-  query: Prisma.Sql;
-  resolve(rows: unknown[]): void;
+interface Waiting<I, O> {
+  item: I;
+  resolve(out: O): void;
   reject(err: unknown): void;
 }
 
-export class KeyedWrites {
-  /** Each key with a statement running: the statements waiting for it. */
-  private readonly waiting = new Map<string, Waiting[]>();
+export class KeyedBatches<I, O> {
+  /** Each key with a write running: the writes waiting for it. */
+  private readonly waiting = new Map<string, Waiting<I, O>[]>();
 
-  constructor(private readonly db: Db) {}
+  /**
+   * `together` writes several items and answers each in order (undefined, or an error: each is
+   * then written alone); `alone` writes one. At most `most` items go together.
+   */
+  constructor(
+    private readonly alone: (item: I) => Promise<O>,
+    private readonly together: (items: I[]) => Promise<O[] | undefined>,
+    private readonly most: number,
+  ) {}
 
-  /** The rows of the write `query`, run alone or together with others of `key`. */
-  run<T>(key: string, query: Prisma.Sql): Promise<T[]> {
+  /** What writing `item` answers, written alone or together with others of `key`. */
+  run(key: string, item: I): Promise<O> {
     const waiting = this.waiting.get(key);
-    if (waiting)
-      return new Promise<T[]>((resolve, reject) => waiting.push({ query, resolve: resolve as never, reject }));
+    if (waiting) return new Promise<O>((resolve, reject) => waiting.push({ item, resolve, reject }));
     this.waiting.set(key, []);
-    const alone = queryRows<T>(this.db, query);
+    const alone = this.alone(item);
     alone.then(
       () => this.runWaiting(key),
       () => this.runWaiting(key),
@@ -37,26 +45,42 @@ export class KeyedWrites {
 
   private async runWaiting(key: string): Promise<void> {
     for (let waiting = this.waiting.get(key); waiting?.length; waiting = this.waiting.get(key)) {
-      await this.runTogether(waiting.splice(0, MOST_TOGETHER));
+      await this.runTogether(waiting.splice(0, this.most));
     }
     this.waiting.delete(key);
   }
 
-  private async runTogether(batch: Waiting[]): Promise<void> {
+  private async runTogether(batch: Waiting<I, O>[]): Promise<void> {
     const together =
-      batch.length > 1
-        ? await queryRowsTogether(
-            this.db,
-            batch.map((w) => w.query),
-          ).catch(() => undefined)
-        : undefined;
+      batch.length > 1 ? await this.together(batch.map((w) => w.item)).catch(() => undefined) : undefined;
     if (together) {
-      for (const [i, w] of batch.entries()) w.resolve(together[i] ?? []);
+      for (const [i, w] of batch.entries()) w.resolve(together[i]);
       return;
     }
-    // One statement alone, or one that failed among others and took them with it (a row it
-    // names deleted meanwhile): each runs alone, to its own answer or error.
-    for (const w of batch) await queryRows(this.db, w.query).then(w.resolve, w.reject);
+    // One write alone, or one that failed among others and took them with it (a row it names
+    // deleted meanwhile): each runs alone, to its own answer or error.
+    for (const w of batch) await this.alone(w.item).then(w.resolve, w.reject);
+  }
+}
+
+/** At most this many statements in one transaction. */
+const MOST_TOGETHER = 32;
+
+/** Statements of one key run together in one transaction: one lock wait and one flush for all. */
+export class KeyedWrites {
+  private readonly batches: KeyedBatches<Prisma.Sql, unknown[]>;
+
+  constructor(db: Db) {
+    this.batches = new KeyedBatches(
+      (query) => queryRows(db, query),
+      async (queries) => (await queryRowsTogether(db, queries))?.map((rows) => rows ?? []),
+      MOST_TOGETHER,
+    );
+  }
+
+  /** The rows of the write `query`, run alone or together with others of `key`. */
+  run<T>(key: string, query: Prisma.Sql): Promise<T[]> {
+    return this.batches.run(key, query) as Promise<T[]>;
   }
 }
 

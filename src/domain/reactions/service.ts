@@ -1,7 +1,8 @@
 // Reactions (docs/notes.md#reactions): one per account per note, enforced by the database.
-import { foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
+import { type Db, foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
+import { KeyedBatches } from "../../db/keyed-writes.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
-import type { Reaction } from "../../generated/prisma/client.ts";
+import type { Account, Reaction } from "../../generated/prisma/client.ts";
 import type { Context, Federator } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { WAKES_LIVE_SQL, wakeLiveHubs } from "../live/wake.ts";
@@ -10,7 +11,7 @@ import { findVisibleNote, type NoteView } from "../notes/service.ts";
 import { audienceSql, unfrozenSql, visibleTo } from "../notes/visibility.ts";
 import { notifiableSql } from "../notifications/notify.ts";
 import { parseBeforeId } from "../paging.ts";
-import { optionalAccount, requireAccount } from "../sessions/caller.ts";
+import { isModerator, optionalAccount, requireAccount } from "../sessions/caller.ts";
 import { checkReactionEmoji } from "./emoji.ts";
 
 /**
@@ -39,55 +40,23 @@ export async function react<T = NoteView>(
   const emoji = await checkReactionEmoji(ctx, emojiText);
   const id = parseSnowflake(noteId);
   if (id === undefined) throw new DomainError("NOTE_NOT_FOUND");
-  // Seeing the note, the block, the reaction and its notice in one statement, atomic on its own:
-  // a viral note takes reactions from many accounts at once, and a transaction held over round
-  // trips would make them queue. Its counts are kept by the reactions' triggers, in the same
-  // statement. So is the check that the caller's account is alive: its row locked KEY SHARE and
-  // read before the insert (what refuse_deleted_accounts does for other tables, migration
-  // 20261125060000), so a deletion's last batch either waits for the reaction and removes it, or
-  // the reaction waits for the batch and sees the account deleted.
-  let outcome: { visible: boolean; blocked: boolean; reacted: boolean; alive: boolean; local?: boolean | null };
-  const reactionId = ctx.ids.next();
-  // To a remote note, the Like goes to its author's server, written by the same statement
-  // (docs/federation.md, "Reactions"). A note this process has seen to be local (its uri null,
-  // which never changes) gets the statement without that part: a viral local note pays for it
-  // once, not per reaction (its planning and execution were ~50 µs of ~700). A remote note's
-  // author is a remote account, which gets no notifications (docs/federation.md#follows).
+  // Written by one statement (writeReactions), with those of other callers to the same note that
+  // came meanwhile.
   const mayBeRemote = ctx.federation !== undefined && !localNotes.has(id);
-  const like = mayBeRemote
-    ? Prisma.sql`, liked AS (
-        INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id)
-        SELECT ${LIKE_KIND + emoji}, ${caller.id}, t.author_id, ${ctx.federation?.likeId(caller.id, reactionId)}, t.uri
-        FROM reacted r JOIN target t ON t.id = r.note_id WHERE t.uri IS NOT NULL
-      )`
-    : Prisma.empty;
+  const reactionId = ctx.ids.next();
+  const reacting: Reacting = {
+    note: id,
+    caller: caller.id,
+    role: caller.role,
+    mayBeRemote,
+    emoji,
+    reactionId,
+    noticeId: ctx.ids.next(),
+    likeId: ctx.federation?.likeId(caller.id, reactionId) ?? null,
+  };
+  let outcome: ReactOutcome;
   try {
-    // Through node-postgres directly (queryRows): Prisma's runtime around it was CPU of its own.
-    [outcome] = await queryRows<typeof outcome>(
-      ctx.db,
-      Prisma.sql`
-      WITH reactor AS (
-        SELECT a.id FROM accounts a WHERE a.id = ${caller.id} AND a.deleted_at IS NULL AND ${WAKES_LIVE_SQL} FOR KEY SHARE
-      ), target AS (
-        SELECT n.id, n.author_id ${mayBeRemote ? Prisma.sql`, n.uri` : Prisma.empty} FROM notes n WHERE n.id = ${id} AND ${audienceSql(caller)} ${unfrozenSql(caller)}
-      ), blocked AS (
-        SELECT EXISTS (SELECT FROM blocks b JOIN target t ON b.blocker_id = t.author_id
-          WHERE b.blocked_id = ${caller.id}) AS yes
-      ), reacted AS (
-        INSERT INTO reactions (id, note_id, account_id, emoji)
-        SELECT ${reactionId}, t.id, r.id, ${emoji} FROM target t, reactor r WHERE NOT (SELECT yes FROM blocked)
-        ON CONFLICT (note_id, account_id) DO NOTHING
-        RETURNING note_id
-      ), notified AS (
-        INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
-        SELECT ${ctx.ids.next()}, t.author_id, 'reacted'::"NotificationType", ${caller.id}, t.id, ${emoji}
-        FROM reacted r JOIN target t ON t.id = r.note_id WHERE ${notifiableSql(Prisma.sql`t.author_id`, caller.id)}
-          ${mayBeRemote ? Prisma.sql`AND t.uri IS NULL` : Prisma.empty}
-      )${like}
-      SELECT EXISTS (SELECT FROM target) AS visible, (SELECT yes FROM blocked) AS blocked,
-        EXISTS (SELECT FROM reacted) AS reacted, EXISTS (SELECT FROM reactor) AS alive
-        ${mayBeRemote ? Prisma.sql`, (SELECT t.uri IS NULL FROM target t) AS local` : Prisma.empty}`,
-    );
+    outcome = await reactionWrites(ctx.db).run(`${id}:${isModerator(caller)}:${mayBeRemote}`, reacting);
   } catch (err) {
     // Deleted meanwhile; node-postgres' errors are PostgreSQL's own.
     if (foreignKeyViolation(err) || (err as { code?: string }).code === "23503")
@@ -108,6 +77,111 @@ export async function react<T = NoteView>(
   const [note] = await load(ctx, Prisma.sql`SELECT n.* FROM notes n WHERE n.id = ${id}`);
   if (!note) throw new DomainError("NOTE_NOT_FOUND"); // deleted since
   return note;
+}
+
+interface Reacting {
+  note: bigint;
+  caller: bigint;
+  /** The caller's, which decides whose notes it sees (unfrozenSql): one statement's are alike. */
+  role: Account["role"];
+  /** With the Like of a remote note: see writeReactions. */
+  mayBeRemote: boolean;
+  emoji: string;
+  reactionId: bigint;
+  noticeId: bigint;
+  likeId: string | null;
+}
+
+interface ReactOutcome {
+  visible: boolean;
+  blocked: boolean;
+  reacted: boolean;
+  alive: boolean;
+  /** Whether the note is local, asked when it may be remote. */
+  local?: boolean | null;
+}
+
+/** Reactions to one note by callers alike (moderators or not) that come together go together. */
+const MOST_TOGETHER = 64;
+
+const writes = new WeakMap<Db, KeyedBatches<Reacting, ReactOutcome>>();
+
+function reactionWrites(db: Db): KeyedBatches<Reacting, ReactOutcome> {
+  let found = writes.get(db);
+  if (!found) {
+    const write = (batch: Reacting[]) => queryRows<ReactOutcome>(db, writeReactions(batch));
+    found = new KeyedBatches(async (one) => (await write([one]))[0], write, MOST_TOGETHER);
+    writes.set(db, found);
+  }
+  return found;
+}
+
+/**
+ * One statement writing reactions to one note, each caller's outcome a row in `batch`'s order.
+ * It sees the note, the block, the reaction and its notice, atomic on its own: a viral note takes
+ * reactions from many accounts at once, and a transaction held over round trips would make them
+ * queue; a statement of one row each paid PostgreSQL's fixed costs of a statement (its plan
+ * started, its triggers set up, its commit) for one reaction, four times a row's (bench/README.md,
+ * "Reactions in one statement"). Its counts are kept by the reactions' triggers, in the same
+ * statement. So is the check that each caller's account is alive: its row locked KEY SHARE and
+ * read before the insert (what refuse_deleted_accounts does for other tables, migration
+ * 20261125060000), so a deletion's last batch either waits for the reaction and removes it, or
+ * the reaction waits for the batch and sees the account deleted.
+ *
+ * To a remote note, the Like goes to its author's server, written by the same statement
+ * (docs/federation.md, "Reactions"). A note this process has seen to be local (its uri null,
+ * which never changes) gets the statement without that part: a viral local note pays for it
+ * once, not per reaction. A remote note's author is a remote account, which gets no notifications
+ * (docs/federation.md#follows).
+ */
+function writeReactions(batch: Reacting[]): Prisma.Sql {
+  const [{ note, mayBeRemote }] = batch;
+  const of = <K extends keyof Reacting>(key: K) => batch.map((r) => r[key]);
+  const caller = Prisma.sql`i.caller`;
+  const like = mayBeRemote
+    ? Prisma.sql`, liked AS (
+        INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id)
+        SELECT ${LIKE_KIND} || i.emoji, i.caller, t.author_id, i.like_id, t.uri
+        FROM reacted r JOIN input i ON i.id = r.id JOIN target t ON t.ord = i.ord WHERE t.uri IS NOT NULL
+      )`
+    : Prisma.empty;
+  // Each array behind a sub-select: PostgreSQL then plans the statement once per connection (its
+  // generic plan), where the arrays' lengths, seen, made it plan again at every call for 1 ms.
+  // The reactions go in the order of their count rows' shards (note_reaction_counted, migration
+  // 20261124154325): two statements of one note in two processes lock their shards in one order.
+  return Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest((SELECT ${of("caller")}::bigint[]), (SELECT ${of("reactionId")}::bigint[]),
+        (SELECT ${of("noticeId")}::bigint[]), (SELECT ${of("emoji")}::text[]), (SELECT ${of("likeId")}::text[]))
+        WITH ORDINALITY AS i (caller, id, notice, emoji, like_id, ord)
+    ), reactor AS (
+      SELECT i.ord, a.id FROM input i JOIN accounts a ON a.id = i.caller
+      WHERE a.deleted_at IS NULL AND ${WAKES_LIVE_SQL} FOR KEY SHARE OF a
+    ), target AS (
+      SELECT i.ord, n.id, n.author_id ${mayBeRemote ? Prisma.sql`, n.uri` : Prisma.empty}
+      FROM input i JOIN notes n ON n.id = ${note}
+      WHERE ${audienceSql({ id: caller })} ${unfrozenSql(batch[0])}
+    ), blocked AS (
+      SELECT t.ord FROM target t JOIN input i ON i.ord = t.ord
+      WHERE EXISTS (SELECT FROM blocks b WHERE b.blocker_id = t.author_id AND b.blocked_id = i.caller)
+    ), reacted AS (
+      INSERT INTO reactions (id, note_id, account_id, emoji)
+      SELECT i.id, t.id, r.id, i.emoji FROM input i JOIN target t ON t.ord = i.ord JOIN reactor r ON r.ord = i.ord
+      WHERE i.ord NOT IN (SELECT ord FROM blocked) ORDER BY hashint8(i.caller) & 15
+      ON CONFLICT (note_id, account_id) DO NOTHING
+      RETURNING id
+    ), notified AS (
+      INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
+      SELECT i.notice, t.author_id, 'reacted'::"NotificationType", i.caller, t.id, i.emoji
+      FROM reacted r JOIN input i ON i.id = r.id JOIN target t ON t.ord = i.ord
+      WHERE ${notifiableSql(Prisma.sql`t.author_id`, caller)} ${mayBeRemote ? Prisma.sql`AND t.uri IS NULL` : Prisma.empty}
+    )${like}
+    SELECT EXISTS (SELECT FROM target t WHERE t.ord = i.ord) AS visible,
+      EXISTS (SELECT FROM blocked b WHERE b.ord = i.ord) AS blocked,
+      EXISTS (SELECT FROM reacted r WHERE r.id = i.id) AS reacted,
+      EXISTS (SELECT FROM reactor r WHERE r.ord = i.ord) AS alive
+      ${mayBeRemote ? Prisma.sql`, (SELECT t.uri IS NULL FROM target t WHERE t.ord = i.ord) AS local` : Prisma.empty}
+    FROM input i ORDER BY i.ord`;
 }
 
 export async function unreact(ctx: Context, noteId: string): Promise<void> {
