@@ -11,7 +11,7 @@ import { leaseWorkerId, type WorkerLease } from "./db/worker-lease.ts";
 import type { Services } from "./domain/context.ts";
 import { InstancePolicies } from "./domain/instances/policies.ts";
 import { LiveHub } from "./domain/live/hub.ts";
-import { CallerCache, readCaller } from "./domain/sessions/caller-cache.ts";
+import { CallerCache, callerReader, readCallers } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { keysMade } from "./federation/keys.ts";
 import { createMailer } from "./mail/mailer.ts";
@@ -47,7 +47,11 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   // Writes made here are forgotten at once; the database announces them, and others', a moment later.
   const db = createDb(withSessionName(databaseUrl, instanceId), (id) => callers.forget(id));
   // A deleted account has no callers: its tokens are INVALID_TOKEN on every instance.
-  const callers = new CallerCache(databaseUrl, (id) => readCaller(db, id), log);
+  const callers = new CallerCache(
+    databaseUrl,
+    callerReader((ids) => readCallers(db, ids)),
+    log,
+  );
   callers.listen();
   const instances = new InstancePolicies(databaseUrl, db, log);
   instances.listen();

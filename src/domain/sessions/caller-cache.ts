@@ -5,6 +5,7 @@
 // LISTENs and forgets that account. While no connection listens, nothing is kept.
 import type { Logger } from "pino";
 import { type Db, Prisma, queryRows } from "../../db/client.ts";
+import { KeyedBatches } from "../../db/keyed-writes.ts";
 import { Listener } from "../../db/listener.ts";
 import type { Account } from "../../generated/prisma/client.ts";
 
@@ -23,17 +24,35 @@ const ACCOUNT_COLUMNS = Prisma.raw(
 );
 
 /**
- * An account that is not deleted, as Prisma's findUnique gives it, read through node-postgres
- * (queryRows): a caller the cache does not hold costs a request this read, and Prisma's runtime
- * around it was ~5% of the server's CPU where every request is another caller (a crowd reacting
- * to one note, bench/README.md "Idle machine"). test/caller-read.test.ts holds the two equal.
+ * Accounts that are not deleted, as Prisma's findUnique gives them (null for another), in the
+ * order of `ids`, read through node-postgres (queryRows): a caller the cache does not hold costs a
+ * request this read, and Prisma's runtime around it was ~5% of the server's CPU where every
+ * request is another caller (a crowd reacting to one note, bench/README.md "Idle machine").
+ * test/caller-read.test.ts holds the two equal.
  */
-export async function readCaller(db: Db, id: bigint): Promise<Account | null> {
-  const [row] = await queryRows<Account>(
+export async function readCallers(db: Db, ids: bigint[]): Promise<(Account | null)[]> {
+  // The ids behind a sub-select: planned once per connection whatever their number.
+  const rows = await queryRows<Account>(
     db,
-    Prisma.sql`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ${id} AND deleted_at IS NULL`,
+    Prisma.sql`SELECT ${ACCOUNT_COLUMNS} FROM accounts
+      WHERE id = ANY ((SELECT ${ids}::bigint[])::bigint[]) AND deleted_at IS NULL`,
   );
-  return row ?? null;
+  return ids.map((id) => rows.find((row) => row.id === id) ?? null);
+}
+
+/** At most this many callers read together. */
+const MOST_TOGETHER = 64;
+
+/**
+ * `read` (readCallers) of one id at a time, the ids asked for while a read is running read together after
+ * it (src/db/keyed-writes.ts): a crowd of new callers (a viral note's reactions) took a statement
+ * each.
+ */
+export function callerReader(
+  read: (ids: bigint[]) => Promise<(Account | null)[]>,
+): (id: bigint) => Promise<Account | null> {
+  const batches = new KeyedBatches<bigint, Account | null>(async (id) => (await read([id]))[0], read, MOST_TOGETHER);
+  return (id) => batches.run("", id);
 }
 
 export const ACCOUNT_CHANGES_CHANNEL = "murmur_account_changes";
