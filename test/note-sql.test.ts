@@ -6,8 +6,9 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { Prisma } from "../src/db/client.ts";
 import type { Context } from "../src/domain/context.ts";
 import { notesSelectedBy } from "../src/domain/timelines/page.ts";
+import { viewerOf } from "../src/projection/field.ts";
 import { fullNoteView } from "../src/rest/views/note.ts";
-import { fullNotesArray, fullNotesJson } from "../src/rest/views/note-sql.ts";
+import { fullNotesArray, fullNotesJson, fullNotesJsonForCallers } from "../src/rest/views/note-sql.ts";
 import * as act from "./support/actions.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
 import { viralNote } from "./support/scenes.ts";
@@ -58,3 +59,39 @@ it("writes each note as fullNoteView does, for every kind of caller", async () =
   expect(notes.some((n: { renote_id?: string }) => n.renote_id)).toBe(true);
   expect(notes.some((n: { reply_to?: string }) => n.reply_to)).toBe(true);
 });
+
+it("writes a page for many callers in one statement as it does for each alone", async () => {
+  const { db } = server.services;
+  const callers = [reactors[0], author, reactors[23], reactors[0], reactors[5]];
+  const contexts = await Promise.all(
+    callers.map(
+      async (who) =>
+        ({
+          ...server.services,
+          caller: { account: await db.account.findUniqueOrThrow({ where: { id: BigInt(who.id) } }) },
+        }) as Context,
+    ),
+  );
+  const page = Prisma.sql`SELECT n.* FROM notes n ORDER BY n.id DESC LIMIT 50`;
+  const together = await fullNotesJsonForCallers(
+    db,
+    page,
+    viewerOf(contexts[0]),
+    callers.map((who) => BigInt(who.id)),
+  );
+  expect(together).toHaveLength(callers.length);
+  for (const [i, ctx] of contexts.entries()) {
+    const alone = fullNotesArray(await fullNotesJson(ctx, page)).toString();
+    expect(fullNotesArray(together[i]).toString(), callers[i].name).toBe(alone);
+  }
+  // Each caller's own reaction is in its page, not another's.
+  const viralOf = (notes: FullNoteJsonLike[]) => notes.find((n) => n.reaction_count === 24);
+  const seen = together.map((notes) => viralOf(JSON.parse(fullNotesArray(notes).toString())));
+  expect(seen[0]?.reactions.at(-1)?.reacted_by).toBe(reactors[0].id);
+  expect(seen[4]?.reactions.some((r) => r.reacted_by === reactors[5].id)).toBe(true);
+});
+
+interface FullNoteJsonLike {
+  reaction_count: number;
+  reactions: { reacted_by: string }[];
+}

@@ -132,16 +132,45 @@ export function noteStatement(page: Prisma.Sql, draw: (t: string) => Prisma.Sql)
 
 /** The caller's account id, standing in for it while a statement's text is built. */
 const CALLER = standIn("caller");
+/** The callers' ids, standing in for them while a statement for many callers is built. */
+const CALLERS = standIn("callers");
 
 interface Built {
   publicUrl: string;
   localHost: string;
-  /** Its values: the caller's id (CALLER), then the page's values, in order. */
+  /** Its values: the caller's id (or the callers'), then the page's values, in order. */
   template: SqlTemplate;
 }
 
 /** Built statements kept per drawing; texts are few (a page's text is one of a fixed set of parts). */
 const BUILT_KEPT = 1_000;
+
+/** The statements `build` makes of pages, each text built once and reused with new values. */
+class PageTemplates {
+  private readonly kept = new Map<string, Built>();
+
+  constructor(
+    /** The statement of a page, the caller's id (or the callers') standing in as `caller`. */
+    private readonly build: (page: Prisma.Sql, viewer: Viewer) => Prisma.Sql,
+    private readonly caller: bigint,
+  ) {}
+
+  statement(page: Prisma.Sql, viewer: Viewer, caller: unknown): Prisma.Sql {
+    let built = this.kept.get(page.text);
+    if (built === undefined || built.publicUrl !== viewer.publicUrl || built.localHost !== viewer.localHost) {
+      const pageValues = page.values.map((_, i) => standIn(`page value ${i}`));
+      const statement = this.build(new Prisma.Sql(page.strings, pageValues), viewer);
+      built = {
+        publicUrl: viewer.publicUrl,
+        localHost: viewer.localHost,
+        template: new SqlTemplate(statement, [this.caller, ...pageValues]),
+      };
+      if (this.kept.size >= BUILT_KEPT) this.kept.clear();
+      this.kept.set(page.text, built);
+    }
+    return built.template.with([caller, ...page.values]);
+  }
+}
 
 /**
  * noteStatement of `draw` for a viewer, its text built once for each page text and kind of
@@ -154,25 +183,35 @@ const BUILT_KEPT = 1_000;
 export function noteStatements(
   draw: (t: string, viewer: Viewer) => Prisma.Sql,
 ): (page: Prisma.Sql, viewer: Viewer) => Prisma.Sql {
-  // By page text, for callers with an account and for those without.
-  const withAccount = new Map<string, Built>();
-  const without = new Map<string, Built>();
-  return (page, viewer) => {
-    const kept = viewer.viewerId === undefined ? without : withAccount;
-    const key = page.text;
-    let built = kept.get(key);
-    if (built === undefined || built.publicUrl !== viewer.publicUrl || built.localHost !== viewer.localHost) {
-      const standing: Viewer = { ...viewer, viewerId: viewer.viewerId === undefined ? undefined : CALLER };
-      const pageValues = page.values.map((_, i) => standIn(`page value ${i}`));
-      const statement = noteStatement(new Prisma.Sql(page.strings, pageValues), (t) => draw(t, standing));
-      built = {
-        publicUrl: viewer.publicUrl,
-        localHost: viewer.localHost,
-        template: new SqlTemplate(statement, [CALLER, ...pageValues]),
-      };
-      if (kept.size >= BUILT_KEPT) kept.clear();
-      kept.set(key, built);
-    }
-    return built.template.with([viewer.viewerId, ...page.values]);
-  };
+  const drawn = (viewerId: bigint | undefined) => (page: Prisma.Sql, viewer: Viewer) =>
+    noteStatement(page, (t) => draw(t, { ...viewer, viewerId }));
+  const withAccount = new PageTemplates(drawn(CALLER), CALLER);
+  const without = new PageTemplates(drawn(undefined), CALLER);
+  return (page, viewer) =>
+    (viewer.viewerId === undefined ? without : withAccount).statement(page, viewer, viewer.viewerId);
+}
+
+/**
+ * noteStatements for many callers with accounts at once: the statement of one caller, lateral to
+ * each of `callerIds`, its rows (`caller`, the id's place in callerIds from 1; then id and node) in
+ * callerIds' order. A crowd reading one note (the answers to a viral note's reactions) pays
+ * PostgreSQL's fixed cost of a statement (its plan started, bench/README.md "Reactions in one
+ * statement") once.
+ */
+export function noteStatementsForCallers(
+  draw: (t: string, viewer: Viewer) => Prisma.Sql,
+): (page: Prisma.Sql, viewer: Viewer, callerIds: bigint[]) => Prisma.Sql {
+  const templates = new PageTemplates((page, viewer) => {
+    const one = noteStatement(page, (t) => draw(t, { ...viewer, viewerId: CALLER }));
+    // Each caller's id the lateral row's, not a value of the statement.
+    const each = new Prisma.Sql(
+      one.strings,
+      one.values.map((value) => (value === CALLER ? Prisma.raw("v.caller") : value)),
+    );
+    return Prisma.sql`
+      SELECT v.ord::int AS caller, s.id, s.node
+      FROM unnest((SELECT ${CALLERS}::bigint[])) WITH ORDINALITY v (caller, ord), LATERAL (${each}) s
+      ORDER BY v.ord, s.id DESC`;
+  }, CALLERS);
+  return (page, viewer, callerIds) => templates.statement(page, viewer, callerIds);
 }

@@ -14,7 +14,7 @@ import {
   PagedReactionShape,
   pagedReactionView,
 } from "../views/note.ts";
-import { fullNotesJson } from "../views/note-sql.ts";
+import { fullNotesJson, fullNotesJsonTogether } from "../views/note-sql.ts";
 
 const noteParams = z.object({ note_id: field.id("the note") });
 const noteBody = z.object({
@@ -135,7 +135,7 @@ export const noteRoutes = [
     errors: ["ALREADY_REACTED", "EMOJI_NOT_FOUND", "YOU_ARE_BLOCKED", "NOTE_NOT_FOUND"],
     overrides: { YOU_ARE_BLOCKED: 403 },
     // Written as JSON by PostgreSQL, as GET /notes/{id} is.
-    run: (ctx, { params, body }) => reactions.react(ctx, params.note_id, body.emoji, fullNotesJson),
+    run: (ctx, { params, body }) => reactions.react(ctx, params.note_id, body.emoji, fullNotesJsonTogether),
     reply: (note) => ({ status: 200, headers: { "content-type": "application/json; charset=utf-8" }, body: note }),
   }),
   route({

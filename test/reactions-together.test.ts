@@ -1,0 +1,59 @@
+// A crowd reacting to one note at once (src/domain/reactions/service.ts, src/db/keyed-writes.ts):
+// the reactions that come while one is written go in one statement, and their answers are read
+// in one; each caller still gets its own outcome (200, ALREADY_REACTED, YOU_ARE_BLOCKED) and its
+// own note with its reaction shown, and every count and notice is exact.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import * as act from "./support/actions.ts";
+import { expectError } from "./support/expect.ts";
+import { account, type TestAccount } from "./support/fixtures.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+import { expectShape, FullNoteShape } from "./support/shapes.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server?.close());
+
+it("writes a crowd's reactions together, each with its own outcome and answer", async () => {
+  const author = await account(server, "rt_author");
+  const crowd = await Promise.all(Array.from({ length: 24 }, (_, i) => account(server, `rt_crowd${i}`)));
+  const blocked = await account(server, "rt_blocked");
+  expect(
+    (await server.request("POST", `/accounts/${blocked.name}/block`, { token: author.token, body: {} })).status,
+  ).toBe(204);
+  const { id: noteId } = await act.post(server, author, { content: "everyone react" });
+  const react = (who: TestAccount, emoji: string) =>
+    server.request("POST", `/notes/${noteId}/reaction`, { token: who.token, body: { emoji } });
+
+  const asked = [...crowd.map((who, i) => ({ who, emoji: i % 2 ? "👍" : "🎉" })), { who: crowd[3], emoji: "🔥" }];
+  const [answers, blockedAnswer] = await Promise.all([
+    Promise.all(asked.map(({ who, emoji }) => react(who, emoji))),
+    react(blocked, "👍"),
+  ]);
+
+  expectError(blockedAnswer, 403, "YOU_ARE_BLOCKED");
+  // crowd[3] asked twice: one of its two is its reaction, the other ALREADY_REACTED.
+  const twice = [answers[3], answers[24]];
+  expect(twice.map((a) => a.status).sort()).toEqual([200, 400]);
+  expectError(twice.find((a) => a.status === 400) as (typeof answers)[number], 400, "ALREADY_REACTED");
+  for (const [i, answer] of answers.entries()) {
+    if (answer.status !== 200) continue;
+    const { who } = asked[i];
+    expectShape(FullNoteShape, answer.body);
+    expect(answer.body.id).toBe(noteId);
+    // Its own reaction among those shown, however many came before it (docs/notes.md#bounded-reactions).
+    expect(answer.body.reactions).toContainEqual({ emoji: asked[i].emoji, reacted_by: who.id });
+    expect(answer.body.reaction_count).toBeGreaterThanOrEqual(1);
+  }
+
+  const { db } = server.services;
+  const [{ reactions, transactions }] = await db.$queryRaw<{ reactions: bigint; transactions: bigint }[]>`
+    SELECT count(*) AS reactions, count(DISTINCT xmin::text) AS transactions FROM reactions WHERE note_id = ${BigInt(noteId)}`;
+  expect(reactions).toBe(24n);
+  expect(transactions).toBeLessThan(24n);
+  const note = await server.request("GET", `/notes/${noteId}`, { token: author.token });
+  expect(note.body.reaction_count).toBe(24);
+  const reacted = await db.notification.count({ where: { noteId: BigInt(noteId), type: "reacted" } });
+  expect(reacted).toBe(24);
+});
