@@ -58,8 +58,10 @@ export class KeyedBatches<I, O> {
       return;
     }
     // One write alone, or one that failed among others and took them with it (a row it names
-    // deleted meanwhile): each runs alone, to its own answer or error.
-    for (const w of batch) await this.alone(w.item).then(w.resolve, w.reject);
+    // deleted meanwhile): each runs alone, to its own answer or error. Side by side, not one
+    // after another: with the database stalled, the last of a batch would have waited for each
+    // before it.
+    await Promise.all(batch.map((w) => this.alone(w.item).then(w.resolve, w.reject)));
   }
 }
 
