@@ -148,7 +148,8 @@ function writeReactions(batch: Reacting[]): Prisma.Sql {
   // Each array behind a sub-select: PostgreSQL then plans the statement once per connection (its
   // generic plan), where the arrays' lengths, seen, made it plan again at every call for 1 ms.
   // The reactions go in the order of their count rows' shards (note_reaction_counted, migration
-  // 20261124154325): two statements of one note in two processes lock their shards in one order.
+  // 20261124154325), then of their callers: two statements of one note in two processes lock
+  // their shards (and wait on each other's rows of a caller in both) in one order.
   return Prisma.sql`
     WITH input AS (
       SELECT * FROM unnest((SELECT ${of("caller")}::bigint[]), (SELECT ${of("reactionId")}::bigint[]),
@@ -167,7 +168,7 @@ function writeReactions(batch: Reacting[]): Prisma.Sql {
     ), reacted AS (
       INSERT INTO reactions (id, note_id, account_id, emoji)
       SELECT i.id, t.id, r.id, i.emoji FROM input i JOIN target t ON t.ord = i.ord JOIN reactor r ON r.ord = i.ord
-      WHERE i.ord NOT IN (SELECT ord FROM blocked) ORDER BY hashint8(i.caller) & 15
+      WHERE i.ord NOT IN (SELECT ord FROM blocked) ORDER BY hashint8(i.caller) & 15, i.caller
       ON CONFLICT (note_id, account_id) DO NOTHING
       RETURNING id
     ), notified AS (
