@@ -86,14 +86,18 @@ export class KeyedWrites {
   }
 }
 
-const writes = new WeakMap<Db, KeyedWrites>();
-
-/** `db`'s KeyedWrites (one per client, so per process). */
-export function keyedWrites(db: Db): KeyedWrites {
-  let found = writes.get(db);
-  if (!found) {
-    found = new KeyedWrites(db);
-    writes.set(db, found);
-  }
-  return found;
+/** `make(db)`, one for each client (so one per process), made at its first use. */
+export function perClient<T extends object>(make: (db: Db) => T): (db: Db) => T {
+  const made = new WeakMap<Db, T>();
+  return (db) => {
+    let found = made.get(db);
+    if (!found) {
+      found = make(db);
+      made.set(db, found);
+    }
+    return found;
+  };
 }
+
+/** `db`'s KeyedWrites. */
+export const keyedWrites = perClient((db) => new KeyedWrites(db));

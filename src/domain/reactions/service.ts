@@ -1,6 +1,6 @@
 // Reactions (docs/notes.md#reactions): one per account per note, enforced by the database.
-import { type Db, foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
-import { KeyedBatches } from "../../db/keyed-writes.ts";
+import { foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
+import { KeyedBatches, perClient } from "../../db/keyed-writes.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, Reaction } from "../../generated/prisma/client.ts";
 import type { Context, Federator } from "../context.ts";
@@ -104,17 +104,10 @@ interface ReactOutcome {
 /** Reactions to one note by callers alike (moderators or not) that come together go together. */
 const MOST_TOGETHER = 64;
 
-const writes = new WeakMap<Db, KeyedBatches<Reacting, ReactOutcome>>();
-
-function reactionWrites(db: Db): KeyedBatches<Reacting, ReactOutcome> {
-  let found = writes.get(db);
-  if (!found) {
-    const write = (batch: Reacting[]) => queryRows<ReactOutcome>(db, writeReactions(batch));
-    found = new KeyedBatches(async (one) => (await write([one]))[0], write, MOST_TOGETHER);
-    writes.set(db, found);
-  }
-  return found;
-}
+const reactionWrites = perClient((db) => {
+  const write = (batch: Reacting[]) => queryRows<ReactOutcome>(db, writeReactions(batch));
+  return new KeyedBatches<Reacting, ReactOutcome>(async (one) => (await write([one]))[0], write, MOST_TOGETHER);
+});
 
 /**
  * One statement writing reactions to one note, each caller's outcome a row in `batch`'s order.

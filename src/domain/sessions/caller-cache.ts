@@ -24,7 +24,7 @@ const ACCOUNT_COLUMNS = Prisma.raw(
 );
 
 /**
- * Accounts that are not deleted, as Prisma's findUnique gives them (null for another), in the
+ * Accounts that are not deleted, as Prisma's findUnique gives them (null for any other), in the
  * order of `ids`, read through node-postgres (queryRows): a caller the cache does not hold costs a
  * request this read, and Prisma's runtime around it was ~5% of the server's CPU where every
  * request is another caller (a crowd reacting to one note, bench/README.md "Idle machine").
@@ -44,9 +44,9 @@ export async function readCallers(db: Db, ids: bigint[]): Promise<(Account | nul
 const MOST_TOGETHER = 64;
 
 /**
- * `read` (readCallers) of one id at a time, the ids asked for while a read is running read together after
- * it (src/db/keyed-writes.ts): a crowd of new callers (a viral note's reactions) took a statement
- * each.
+ * `read` (readCallers) of one id at a time, the ids asked for while a read runs read together
+ * after it (src/db/keyed-writes.ts): a crowd of new callers (a viral note's reactions) took a
+ * statement each.
  */
 export function callerReader(
   read: (ids: bigint[]) => Promise<(Account | null)[]>,

@@ -4,7 +4,7 @@
 // been most of the server's CPU per page, and more per note than PostgreSQL's own work for it
 // (bench/README.md). test/note-sql.test.ts holds every note it writes equal to fullNoteView's.
 import { type Db, type Prisma, queryBytes } from "../../db/client.ts";
-import { KeyedBatches } from "../../db/keyed-writes.ts";
+import { KeyedBatches, perClient } from "../../db/keyed-writes.ts";
 import type { NoteLoader } from "../../domain/timelines/page.ts";
 import { jsonSql } from "../../http/views/wire.ts";
 import type { Viewer } from "../../projection/field.ts";
@@ -51,14 +51,11 @@ interface Asked {
 /** Callers reading one page together: at most this many in one statement. */
 const MOST_TOGETHER = 64;
 
-const together = new WeakMap<Db, KeyedBatches<Asked, FullNoteJson[]>>();
-
-function pagesTogether(db: Db): KeyedBatches<Asked, FullNoteJson[]> {
-  let found = together.get(db);
-  if (!found) {
-    found = new KeyedBatches<Asked, FullNoteJson[]>(
+const pagesTogether = perClient(
+  (db) =>
+    new KeyedBatches<Asked, FullNoteJson[]>(
       ({ page, viewer }) => fullNotesFor(db, page, viewer),
-      async (asked) =>
+      (asked) =>
         fullNotesJsonForCallers(
           db,
           asked[0].page,
@@ -66,11 +63,8 @@ function pagesTogether(db: Db): KeyedBatches<Asked, FullNoteJson[]> {
           asked.map((a) => a.viewer.viewerId as bigint),
         ),
       MOST_TOGETHER,
-    );
-    together.set(db, found);
-  }
-  return found;
-}
+    ),
+);
 
 /**
  * fullNotesJson, the callers of one page (with accounts) that ask while one of them is read read
