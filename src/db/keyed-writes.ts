@@ -7,7 +7,8 @@
 // runs wait in this process and then run together: in one transaction (KeyedWrites), or as one
 // statement of many rows (KeyedBatches). A key written alone runs each write as before. Nothing
 // waits on a timer: the first write of a key goes at once, and what gathers behind it goes when it
-// is done.
+// is done. (DataLoader, which GraphQL's loaders use, batches what is asked within one tick: each
+// request here comes in a tick of its own.)
 import { type Db, type Prisma, queryRows, queryRowsTogether } from "./client.ts";
 
 interface Waiting<I, O> {
