@@ -1,19 +1,29 @@
 // A crowd reacting to one note at once (src/domain/reactions/service.ts, src/db/keyed-writes.ts):
 // the reactions that come while one is written go in one statement, and their answers are read
 // in one; each caller still gets its own outcome (200, ALREADY_REACTED, YOU_ARE_BLOCKED) and its
-// own note with its reaction shown, and every count and notice is exact.
+// own note with its reaction shown, and every count and notice is exact, also through two
+// instances of one database at once.
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import * as act from "./support/actions.ts";
 import { expectError } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
-import { startTestServer, type TestServer } from "./support/server.ts";
+import { freshDatabase, startTestServer, type TestServer } from "./support/server.ts";
 import { expectShape, FullNoteShape } from "./support/shapes.ts";
 
 let server: TestServer;
+/** A second instance of the same database (a fleet of two): its own batches, its own ids. */
+let other: TestServer;
 beforeAll(async () => {
-  server = await startTestServer();
+  const url = await freshDatabase();
+  const TOKEN_SIGNING_KEY = randomBytes(32).toString("base64");
+  server = await startTestServer({ TOKEN_SIGNING_KEY }, url);
+  other = await startTestServer({ TOKEN_SIGNING_KEY, WORKER_ID: "2" }, url);
 });
-afterAll(() => server?.close());
+afterAll(async () => {
+  await other?.close();
+  await server?.close();
+});
 
 it("writes a crowd's reactions together, each with its own outcome and answer", async () => {
   const author = await account(server, "rt_author");
@@ -56,4 +66,24 @@ it("writes a crowd's reactions together, each with its own outcome and answer", 
   expect(note.body.reaction_count).toBe(24);
   const reacted = await db.notification.count({ where: { noteId: BigInt(noteId), type: "reacted" } });
   expect(reacted).toBe(24);
+});
+
+it("writes a crowd's reactions through two instances at once: each caller once, the counts exact", async () => {
+  const author = await account(server, "rt2_author");
+  const crowd = await Promise.all(Array.from({ length: 48 }, (_, i) => account(server, `rt2_crowd${i}`)));
+  const { id: noteId } = await act.post(server, author, { content: "react through both" });
+  // Every caller through both instances at once: one of each pair reacts, the other is refused.
+  const answers = await Promise.all(
+    crowd.flatMap((who) =>
+      [server, other].map((at) =>
+        at.request("POST", `/notes/${noteId}/reaction`, { token: who.token, body: { emoji: "👍" } }),
+      ),
+    ),
+  );
+  expect(answers.filter((a) => a.status === 200)).toHaveLength(48);
+  for (const answer of answers.filter((a) => a.status !== 200)) expectError(answer, 400, "ALREADY_REACTED");
+  const note = await other.request("GET", `/notes/${noteId}`, { token: author.token });
+  expect(note.body.reaction_count).toBe(48);
+  expect(note.body.reaction_counts).toEqual({ "👍": 48 });
+  expect(await server.services.db.notification.count({ where: { noteId: BigInt(noteId), type: "reacted" } })).toBe(48);
 });
