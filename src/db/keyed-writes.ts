@@ -21,15 +21,20 @@ export class KeyedBatches<I, O> {
   /** Each key with a write running: the writes waiting for it. */
   private readonly waiting = new Map<string, Waiting<I, O>[]>();
 
+  private readonly alone: (item: I) => Promise<O>;
+
   /**
    * `together` writes several items and answers each in order (undefined, or an error: each is
-   * then written alone); `alone` writes one. At most `most` items go together.
+   * then written alone); `alone` writes one, by default as `together` of one. At most `most`
+   * items go together.
    */
   constructor(
-    private readonly alone: (item: I) => Promise<O>,
     private readonly together: (items: I[]) => Promise<O[] | undefined>,
     private readonly most: number,
-  ) {}
+    alone?: (item: I) => Promise<O>,
+  ) {
+    this.alone = alone ?? (async (item) => ((await together([item])) as O[])[0]);
+  }
 
   /** What writing `item` answers, written alone or together with others of `key`. */
   run(key: string, item: I): Promise<O> {
@@ -75,9 +80,9 @@ export class KeyedWrites {
 
   constructor(db: Db) {
     this.batches = new KeyedBatches(
-      (query) => queryRows(db, query),
       async (queries) => (await queryRowsTogether(db, queries))?.map((rows) => rows ?? []),
       MOST_TOGETHER,
+      (query) => queryRows(db, query),
     );
   }
 

@@ -106,7 +106,7 @@ const MOST_TOGETHER = 64;
 
 const reactionWrites = perClient((db) => {
   const write = (batch: Reacting[]) => queryRows<ReactOutcome>(db, writeReactions(batch));
-  return new KeyedBatches<Reacting, ReactOutcome>(async (one) => (await write([one]))[0], write, MOST_TOGETHER);
+  return new KeyedBatches<Reacting, ReactOutcome>(write, MOST_TOGETHER);
 });
 
 /**

@@ -51,7 +51,7 @@ const MOST_TOGETHER = 64;
 export function callerReader(
   read: (ids: bigint[]) => Promise<(Account | null)[]>,
 ): (id: bigint) => Promise<Account | null> {
-  const batches = new KeyedBatches<bigint, Account | null>(async (id) => (await read([id]))[0], read, MOST_TOGETHER);
+  const batches = new KeyedBatches<bigint, Account | null>(read, MOST_TOGETHER);
   return (id) => batches.run("", id);
 }
 

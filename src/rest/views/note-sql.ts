@@ -7,8 +7,7 @@ import { type Db, type Prisma, queryBytes } from "../../db/client.ts";
 import { KeyedBatches, perClient } from "../../db/keyed-writes.ts";
 import type { NoteLoader } from "../../domain/timelines/page.ts";
 import { jsonSql } from "../../http/views/wire.ts";
-import type { Viewer } from "../../projection/field.ts";
-import { viewerOf } from "../../projection/field.ts";
+import { type Viewer, viewerOf } from "../../projection/field.ts";
 import { noteStatements, noteStatementsForCallers } from "../../projection/note.ts";
 import { FULL_NOTE } from "./note.ts";
 
@@ -54,7 +53,6 @@ const MOST_TOGETHER = 64;
 const pagesTogether = perClient(
   (db) =>
     new KeyedBatches<Asked, FullNoteJson[]>(
-      ({ page, viewer }) => fullNotesFor(db, page, viewer),
       (asked) =>
         fullNotesJsonForCallers(
           db,
@@ -63,6 +61,7 @@ const pagesTogether = perClient(
           asked.map((a) => a.viewer.viewerId as bigint),
         ),
       MOST_TOGETHER,
+      ({ page, viewer }) => fullNotesFor(db, page, viewer),
     ),
 );
 
