@@ -3,22 +3,18 @@
 // in one; each caller still gets its own outcome (200, ALREADY_REACTED, YOU_ARE_BLOCKED) and its
 // own note with its reaction shown, and every count and notice is exact, also through two
 // instances of one database at once.
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import * as act from "./support/actions.ts";
 import { expectError } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
-import { freshDatabase, startTestServer, type TestServer } from "./support/server.ts";
+import { startTwoInstances, type TestServer } from "./support/server.ts";
 import { expectShape, FullNoteShape } from "./support/shapes.ts";
 
 let server: TestServer;
 /** A second instance of the same database (a fleet of two): its own batches, its own ids. */
 let other: TestServer;
 beforeAll(async () => {
-  const url = await freshDatabase();
-  const TOKEN_SIGNING_KEY = randomBytes(32).toString("base64");
-  server = await startTestServer({ TOKEN_SIGNING_KEY }, url);
-  other = await startTestServer({ TOKEN_SIGNING_KEY, WORKER_ID: "2" }, url);
+  [server, other] = await startTwoInstances();
 });
 afterAll(async () => {
   await other?.close();

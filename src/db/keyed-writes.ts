@@ -1,15 +1,15 @@
-// Writes that wait for one another, sent together. A note's statement updates its author's counter
-// row and holds that row until its commit is flushed, so one account's notes commit one at a time,
-// a flush each, however many connections post them (bench/README.md, "One account's notes
-// together"); a viral note's reactions each paid a statement's fixed cost in PostgreSQL (its plan
-// started, its triggers set up, its commit) for one row (bench/README.md, "Reactions in one
-// statement"). Here the writes of one key (the author, the note) that arrive while one of that key
-// runs wait in this process and then run together: in one transaction (KeyedWrites), or as one
-// statement of many rows (KeyedBatches). A key written alone runs each write as before. Nothing
-// waits on a timer: the first write of a key goes at once, and what gathers behind it goes when it
-// is done. (DataLoader, which GraphQL's loaders use, batches what is asked within one tick: each
-// request here comes in a tick of its own.)
-import { type Db, type Prisma, queryRows, queryRowsTogether } from "./client.ts";
+// Writes that wait for one another, sent together. A statement of one row pays PostgreSQL's fixed
+// costs of a statement (its plan started, its triggers set up, its commit and flush) for that row:
+// a viral note's reactions, and notes posted side by side, paid them once each (bench/README.md,
+// "Reactions in one statement", "Notes in one statement"); and one account's notes, each holding
+// its counter row until its commit was flushed, committed one at a time however many connections
+// posted them ("One account's notes together"). Here the writes of one key (a note, a lane of
+// authors) that arrive while one of that key runs wait in this process and then go as one
+// statement of many rows. A key written alone runs each write as before. Nothing waits on a timer:
+// the first write of a key goes at once, and what gathers behind it goes when it is done.
+// (DataLoader, which GraphQL's loaders use, batches what is asked within one tick: each request
+// here comes in a tick of its own.)
+import type { Db } from "./client.ts";
 
 interface Waiting<I, O> {
   item: I;
@@ -71,27 +71,6 @@ export class KeyedBatches<I, O> {
   }
 }
 
-/** At most this many statements in one transaction. */
-const MOST_TOGETHER = 32;
-
-/** Statements of one key run together in one transaction: one lock wait and one flush for all. */
-export class KeyedWrites {
-  private readonly batches: KeyedBatches<Prisma.Sql, unknown[]>;
-
-  constructor(db: Db) {
-    this.batches = new KeyedBatches(
-      async (queries) => (await queryRowsTogether(db, queries))?.map((rows) => rows ?? []),
-      MOST_TOGETHER,
-      (query) => queryRows(db, query),
-    );
-  }
-
-  /** The rows of the write `query`, run alone or together with others of `key`. */
-  run<T>(key: string, query: Prisma.Sql): Promise<T[]> {
-    return this.batches.run(key, query) as Promise<T[]>;
-  }
-}
-
 /** `make(db)`, one for each client (so one per process), made at its first use. */
 export function perClient<T extends object>(make: (db: Db) => T): (db: Db) => T {
   const made = new WeakMap<Db, T>();
@@ -104,6 +83,3 @@ export function perClient<T extends object>(make: (db: Db) => T): (db: Db) => T 
     return found;
   };
 }
-
-/** `db`'s KeyedWrites. */
-export const keyedWrites = perClient((db) => new KeyedWrites(db));

@@ -195,7 +195,7 @@ export class OutboxRelay {
     let broken: Error | undefined;
     // A connection the server ends (its PostgreSQL stopped) while no query of it runs is an 'error'
     // of the client, which the pool no longer hears once it is handed out: unheard, it ended the
-    // process (as src/db/client.ts queryRowsTogether says). Heard, the next query fails.
+    // process. Heard, the next query fails.
     const ended = (err: Error) => {
       broken = err;
     };

@@ -139,6 +139,14 @@ export function testServersOn(databaseUrl: string): TestServer[] {
   return [...running].filter((s) => s.databaseUrl === databaseUrl);
 }
 
+/** Two instances of one fresh database, as a fleet of two: each its own batches, its own ids. */
+export async function startTwoInstances(): Promise<[TestServer, TestServer]> {
+  const url = await freshDatabase();
+  const TOKEN_SIGNING_KEY = randomBytes(32).toString("base64");
+  const first = await startTestServer({ TOKEN_SIGNING_KEY }, url);
+  return [first, await startTestServer({ TOKEN_SIGNING_KEY, WORKER_ID: "2" }, url)];
+}
+
 export async function freshDatabase(): Promise<string> {
   const adminUrl = inject("adminUrl");
   const database = `murmur_test_${inject("runId")}_${randomBytes(4).toString("hex")}`;

@@ -79,14 +79,28 @@ export async function storedRemoteReaders(
   return rows.map((r) => r.id);
 }
 
+/** A federation_outbox row of a note's creation or deletion (noteOutboxRow). */
+export interface NoteOutboxRow {
+  kind: string;
+  sender: bigint;
+  recipient: bigint;
+  activityId: string;
+  objectId: string;
+  /** The other servers' accounts it reaches besides the recipient's followers. */
+  recipients: bigint[];
+  /** Written only if the sender has a remote follower. */
+  whenFollowed: boolean;
+}
+
 /**
- * An INSERT into the outbox for `note`'s `kind`, written when a remote server may see it, or
- * undefined when none can: federation off, a direct note to a local account. A direct note to a
- * remote account, or one reaching remote accounts it names, needs no lookup; any other note is
- * sent when the author has a remote follower (one probe of follows_remote_followers_idx,
- * migration 20261127200000_remote_followers).
+ * The outbox row for `note`'s `kind`, written when a remote server may see it, or undefined when
+ * none can: federation off, a direct note to a local account. A direct note to a remote account,
+ * or one reaching remote accounts it names, needs no lookup; any other note is sent when the
+ * author has a remote follower (one probe of follows_remote_followers_idx, migration
+ * 20261127200000_remote_followers). A creation's row is written by the note's own statement
+ * (src/domain/notes/insert.ts), only with its note.
  */
-export function noteOutboxSql(ctx: Context, note: FederatedNote, kind: "create" | "delete"): Prisma.Sql | undefined {
+export function noteOutboxRow(ctx: Context, note: FederatedNote, kind: "create" | "delete"): NoteOutboxRow | undefined {
   if (!ctx.federation) return undefined;
   if (note.visibility === "direct" && note.remoteSendToId === null) return undefined;
   const noteUri = ctx.federation.noteUri(note.id);
@@ -97,21 +111,25 @@ export function noteOutboxSql(ctx: Context, note: FederatedNote, kind: "create" 
     : kind === "create"
       ? { kind: NOTE_KINDS.create, activityId: `${noteUri}#create` }
       : { kind: `${NOTE_KINDS.delete}:${note.visibility}`, activityId: `${noteUri}#delete` };
-  const recipient = note.remoteSendToId ?? note.authorId;
-  const readers = note.visibility === "direct" ? [] : note.remoteReaders;
-  // A creation's row is part of insertNote's statement: written only with its note (CTE `note`).
-  const from = kind === "create" ? Prisma.sql`FROM note` : Prisma.empty;
-  const when =
-    note.visibility === "direct" || readers.length > 0
-      ? Prisma.empty
-      : Prisma.sql`WHERE EXISTS (SELECT 1 FROM follows f WHERE f.followee_id = ${note.authorId} AND f.remote_follower)`;
-  // Without readers the column keeps its default: the statement of a note nobody remote is named in is as before.
-  const [column, value] = readers.length
-    ? [Prisma.sql`, recipients`, Prisma.sql`, ${readers}::bigint[]`]
-    : [Prisma.empty, Prisma.empty];
-  return Prisma.sql`INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id${column})
-    SELECT ${row.kind}, ${note.authorId}::bigint, ${recipient}::bigint, ${row.activityId}, ${noteUri}${value}
-    ${from} ${when}`;
+  const recipients = note.visibility === "direct" ? [] : note.remoteReaders;
+  return {
+    ...row,
+    sender: note.authorId,
+    recipient: note.remoteSendToId ?? note.authorId,
+    objectId: noteUri,
+    recipients,
+    whenFollowed: note.visibility !== "direct" && recipients.length === 0,
+  };
+}
+
+/** The INSERT of a deletion's `row`. */
+export function noteOutboxSql(row: NoteOutboxRow): Prisma.Sql {
+  const when = row.whenFollowed
+    ? Prisma.sql`WHERE EXISTS (SELECT 1 FROM follows f WHERE f.followee_id = ${row.sender} AND f.remote_follower)`
+    : Prisma.empty;
+  return Prisma.sql`INSERT INTO federation_outbox (kind, sender, recipient, activity_id, object_id, recipients)
+    SELECT ${row.kind}, ${row.sender}::bigint, ${row.recipient}::bigint, ${row.activityId}, ${row.objectId},
+      ${row.recipients}::bigint[] ${when}`;
 }
 
 /**

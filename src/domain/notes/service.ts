@@ -1,8 +1,7 @@
 // Notes (docs/notes.md): create, renote (plain or quote), reply, get and delete.
 
 import { SqlTemplate, standIn } from "../../db/built-sql.ts";
-import { type Db, foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
-import { keyedWrites } from "../../db/keyed-writes.ts";
+import { foreignKeyViolation, Prisma } from "../../db/client.ts";
 import { oneOf } from "../../db/one-of.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, DriveFile, Note, Visibility } from "../../generated/prisma/client.ts";
@@ -10,13 +9,14 @@ import { checkStorable, codePoints } from "../accounts/rules.ts";
 import { findPublicAccount, type PublicAccount, publicColumnsOf } from "../accounts/service.ts";
 import type { Context, Services } from "../context.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
-import { WAKES_LIVE_SQL, wakeLiveHubs } from "../live/wake.ts";
-import { type NotificationInput, notifiableSql, notify } from "../notifications/notify.ts";
-import { recordSearchChange, searchIndexedSql } from "../search/outbox.ts";
+import { wakeLiveHubs } from "../live/wake.ts";
+import { type NotificationInput, notify } from "../notifications/notify.ts";
+import { recordSearchChange } from "../search/outbox.ts";
 import { isModerator, optionalAccount, requireAccount } from "../sessions/caller.ts";
 import type { CallerAccount } from "../sessions/caller-cache.ts";
 import { isBlocking } from "../social/service.ts";
-import { noteOutboxSql, remoteReaders, storedRemoteReaders, unannouncedSql } from "./federation.ts";
+import { noteOutboxRow, noteOutboxSql, remoteReaders, storedRemoteReaders, unannouncedSql } from "./federation.ts";
+import { insertNote, type NewNote, type Written } from "./insert.ts";
 import { type NoteLoader, type NoteView, notesSelectedBy, noteViews } from "./load.ts";
 import { mentionedNameKeys } from "./mentions.ts";
 import { audienceSql, unfrozenSql, visibleTo, visibleToEveryone } from "./visibility.ts";
@@ -92,9 +92,9 @@ interface Links {
 /**
  * Writes a note with its attachments, notifications, search outbox entry and the author's
  * counter, all or nothing. A note everyone may see, or one that mentions nobody, is one SQL
- * statement, which also finds the mentioned accounts; only a followers-only or direct note
- * that mentions someone needs a transaction, for the visibility rule decides, once the note
- * exists, which mentioned accounts hear of it.
+ * statement (insertNote: with others posted meanwhile), which also finds the mentioned accounts;
+ * only a followers-only or direct note that mentions someone needs a transaction, for the
+ * visibility rule decides, once the note exists, which mentioned accounts hear of it.
  */
 async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, links: Links): Promise<NoteView> {
   const mentionedKeys = checked.content ? mentionedNameKeys(checked.content, ctx.config.localHost) : [];
@@ -118,26 +118,32 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
     type: "mentioned",
     noteId: row.id,
   });
-  const notices = links.notices ?? [];
-  // Written by the note's own statement: sent once it commits, never lost to a process dying after.
-  const federated = noteOutboxSql(
-    ctx,
-    {
-      ...row,
-      plainRenote: isPlainRenote(row, checked.files.length),
-      remoteSendToId: checked.sendTo?.host ? checked.sendTo.id : null,
-      remoteReaders: await remoteReaders(ctx, row.content, row.visibility, links.about),
-    },
-    "create",
-  );
-  let written: Written;
+  const inOneStatement = visibleToEveryone(row.visibility) || mentionedKeys.length === 0;
+  const note: NewNote = {
+    row,
+    fileIds: checked.files.map((f) => f.id),
+    notices: (links.notices ?? []).map((n) => ({ ...n, id: ctx.ids.next() })),
+    mentions: inOneStatement ? mentionedKeys.map((key) => ({ key, noticeId: ctx.ids.next() })) : [],
+    // Written by the note's own statement: sent once it commits, never lost to a process dying after.
+    federated: noteOutboxRow(
+      ctx,
+      {
+        ...row,
+        plainRenote: isPlainRenote(row, checked.files.length),
+        remoteSendToId: checked.sendTo?.host ? checked.sendTo.id : null,
+        remoteReaders: await remoteReaders(ctx, row.content, row.visibility, links.about),
+      },
+      "create",
+    ),
+  };
+  let written: Written | undefined;
   try {
-    if (visibleToEveryone(row.visibility) || mentionedKeys.length === 0) {
-      written = await insertNote(ctx, ctx.db, row, checked.files, notices, mentionedKeys, federated);
+    if (inOneStatement) {
+      written = await insertNote(ctx, note);
     } else {
       const mentioned = await ctx.db.account.findMany({ where: { nameKey: { in: mentionedKeys }, deletedAt: null } });
       written = await ctx.db.$transaction(async (tx) => {
-        const at = await insertNote(ctx, tx, row, checked.files, notices, [], federated);
+        const at = await insertNote(ctx, note, tx);
         for (const account of mentioned) {
           // Only those who may see the note hear of it.
           if (await tx.note.count({ where: { id: row.id, ...visibleTo(account) } })) {
@@ -159,6 +165,7 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
     if (pgError.code === "MU404") throw new DomainError("ACCOUNT_NOT_FOUND");
     throw err;
   }
+  if (!written) throw new DomainError("ACCOUNT_NOT_FOUND");
   // Its journal rows were written without a NOTIFY (WAKES_LIVE_SQL): committed now, it wakes the hubs.
   wakeLiveHubs(ctx.db, ctx.log);
   // Its author and files are known and it has no reactions yet: no need to read it back.
@@ -172,98 +179,6 @@ async function writeNote(ctx: Context, author: CallerAccount, checked: Checked, 
     reactionCounts: {},
     attachments: checked.files.map((file, position) => ({ noteId: row.id, fileId: file.id, position, file })),
   };
-}
-
-/** The note's creation time, and its author's counters as the note left them. */
-type Written = { createdAt: Date } & Pick<Account, "followersCount" | "followingCount" | "notesCount" | "updatedAt">;
-
-/**
- * The note's rows in one statement (one round trip, atomic on its own): the note, its
- * attachments in order, `notices` and a notice to each account named in `mentionedKeys`
- * (each as notifiableSql allows), the search outbox entry when Meilisearch is on, and the author's
- * counter. Parts with nothing to write are left out of its text: each still ran its INSERT, and
- * an INSERT into notifications runs that table's statement trigger even for no rows.
- */
-async function insertNote(
-  ctx: Context,
-  db: Db | Prisma.TransactionClient,
-  row: Omit<Note, "createdAt">,
-  files: DriveFile[],
-  notices: NotificationInput[],
-  mentionedKeys: string[],
-  federated?: Prisma.Sql,
-): Promise<Written> {
-  // An id for each name, used by as many as name an account.
-  const mentionIds = mentionedKeys.map(() => ctx.ids.next());
-  const attached = files.length
-    ? Prisma.sql`, attached AS (
-      INSERT INTO note_attachments (note_id, position, file_id)
-      SELECT ${row.id}, (f.position - 1)::int, f.id
-      FROM unnest(${files.map((f) => f.id)}::bigint[]) WITH ORDINALITY AS f(id, position)
-    )`
-    : Prisma.empty;
-  // The names as a list of values, not an array (src/db/one-of.ts): with the array, the statement
-  // of a note that mentions anyone was planned anew at every note, 0.56-0.64 ms of PostgreSQL's time.
-  const mentioned = mentionedKeys.length
-    ? Prisma.sql`, mentioned AS (
-      SELECT a.id, row_number() OVER (ORDER BY a.id) AS i FROM accounts a
-      WHERE ${oneOf(Prisma.sql`a.name_key`, mentionedKeys, "text")} AND a.deleted_at IS NULL AND ${notifiableSql(Prisma.sql`a.id`, row.authorId)}
-    )`
-    : Prisma.empty;
-  const sources = [
-    ...(notices.length
-      ? [
-          Prisma.sql`SELECT n.id, n.recipient_id, n.type::"NotificationType", n.actor_id, n.note_id, n.content
-      FROM unnest(${notices.map(() => ctx.ids.next())}::bigint[], ${notices.map((n) => n.recipientId)}::bigint[],
-        ${notices.map((n) => n.type)}::text[], ${notices.map((n) => n.actorId)}::bigint[],
-        ${notices.map((n) => n.noteId ?? null)}::bigint[], ${notices.map((n) => n.content ?? null)}::text[])
-        AS n(id, recipient_id, type, actor_id, note_id, content)
-      WHERE ${notifiableSql(Prisma.sql`n.recipient_id`, Prisma.sql`n.actor_id`)}`,
-        ]
-      : []),
-    ...(mentionedKeys.length
-      ? [
-          Prisma.sql`SELECT (${mentionIds}::bigint[])[m.i], m.id, 'mentioned'::"NotificationType", ${row.authorId}::bigint,
-        ${row.id}::bigint, NULL::text FROM mentioned m`,
-        ]
-      : []),
-  ];
-  const notified = sources.length
-    ? Prisma.sql`${mentioned}, notified AS (
-      INSERT INTO notifications (id, recipient_id, type, actor_id, note_id, content)
-      ${Prisma.join(sources, " UNION ALL ")}
-    )`
-    : Prisma.empty;
-  // The author's counter first, and the note from it: the note's trigger then takes its lock on
-  // the account row (refuse_deleted_author) on the version this transaction wrote. Inserted
-  // first, each note of one author took that lock on the row another note's counter was waiting
-  // to update, and each update then wrote a MultiXact of both (32 connections posting as one
-  // account: 226 notes/s, 736 before the trigger).
-  const statement = Prisma.sql`
-    WITH counted AS (
-      UPDATE accounts SET notes_count = notes_count + 1 WHERE id = ${row.authorId} AND ${WAKES_LIVE_SQL}
-      RETURNING followers_count, following_count, notes_count, updated_at
-    ), note AS (
-      INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id)
-      SELECT ${row.id}, ${row.authorId}, ${row.content}, ${row.cwComment}, ${row.visibility}::"Visibility",
-        ${row.sendToId}, ${row.renoteId}, ${row.replyToId}
-      FROM counted
-      RETURNING created_at
-    )${attached}${notified}, indexed AS (
-      INSERT INTO search_outbox (op, target_id) SELECT 'upsert', ${row.id} WHERE ${searchIndexedSql(ctx)}
-    )${federated ? Prisma.sql`, federated AS (${federated})` : Prisma.empty}
-    SELECT note.created_at AS "createdAt", counted.followers_count AS "followersCount",
-      counted.following_count AS "followingCount", counted.notes_count AS "notesCount",
-      counted.updated_at AS "updatedAt"
-    FROM note, counted`;
-  // Through node-postgres directly outside a transaction (queryRows): with Prisma's runtime
-  // around it the server spent ~900 µs of CPU per note, without it 570-750 (bench/README.md, Writes).
-  // Outside a transaction, an author's notes posted side by side commit together (KeyedWrites).
-  const [written] =
-    db === ctx.db
-      ? await keyedWrites(ctx.db).run<Written>(row.authorId.toString(), statement)
-      : await queryRows<Written>(db, statement);
-  return written;
 }
 
 export async function createNote(ctx: Context, input: NoteInput): Promise<NoteView> {
@@ -423,7 +338,7 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
       [note, ...plainRenotes].map((n) => n.id),
     );
     const sendTo = note.sendToId === null ? null : await tx.account.findUnique({ where: { id: note.sendToId } });
-    const federated = noteOutboxSql(
+    const federated = noteOutboxRow(
       ctx,
       {
         ...note,
@@ -433,7 +348,7 @@ export async function deleteNote(ctx: Context, noteId: string): Promise<void> {
       },
       "delete",
     );
-    if (federated) await tx.$executeRaw(federated);
+    if (federated) await tx.$executeRaw(noteOutboxSql(federated));
     const unannounced = unannouncedSql(ctx, plainRenotes);
     if (unannounced) await tx.$executeRaw(unannounced);
   });
