@@ -66,10 +66,21 @@ export async function insertNote(
   return noteWrites(services.db).run(String(note.row.authorId % BigInt(LANES)), { services, note });
 }
 
-/** Each note's row of the statement's, in their order. */
+/**
+ * Each note's row of the statement's, in their order, its author's count as the note left it:
+ * the statement's rows hold the count after all of its author's notes in it, which went in order.
+ */
 function answers(notes: NewNote[], rows: (Written & { id: bigint })[]): (Written | undefined)[] {
   const byId = new Map(rows.map(({ id, ...written }) => [id, written]));
-  return notes.map((n) => byId.get(n.row.id));
+  const after = new Map<bigint, number>();
+  for (const n of notes) after.set(n.row.authorId, (after.get(n.row.authorId) ?? 0) + 1);
+  return notes.map((n) => {
+    const written = byId.get(n.row.id);
+    if (!written) return undefined;
+    const later = (after.get(n.row.authorId) as number) - 1;
+    after.set(n.row.authorId, later);
+    return { ...written, notesCount: written.notesCount - later };
+  });
 }
 
 /**
@@ -82,13 +93,15 @@ function answers(notes: NewNote[], rows: (Written & { id: bigint })[]): (Written
  * (refuse_deleted_author) then takes its lock on the account row on the version this statement
  * wrote (taken first, each note of one author took that lock on the row another's counter was
  * waiting to update, and each update wrote a MultiXact of both). The authors' rows are locked in
- * the order of their ids: two processes' statements naming the same authors wait for each other
+ * the order of their ids (when there are several): two processes' statements naming the same authors wait for each other
  * rather than deadlock.
  */
 function notesStatement(services: Pick<Services, "config">, notes: NewNote[]): Prisma.Sql {
   const bigints = (values: (bigint | null)[]) => Prisma.sql`(SELECT ${values}::bigint[])`;
   const texts = (values: (string | null)[]) => Prisma.sql`(SELECT ${values}::text[])`;
   const rows = notes.map((n) => n.row);
+  // One author's row needs no order to be locked in.
+  const locked = new Set(rows.map((r) => r.authorId)).size > 1;
   const files = notes.flatMap((n) => n.fileIds.map((fileId, position) => ({ noteId: n.row.id, fileId, position })));
   const attached = files.length
     ? Prisma.sql`, attached AS (
@@ -151,25 +164,28 @@ function notesStatement(services: Pick<Services, "config">, notes: NewNote[]): P
         ${texts(rows.map((r) => r.visibility))}, ${bigints(rows.map((r) => r.sendToId))},
         ${bigints(rows.map((r) => r.renoteId))}, ${bigints(rows.map((r) => r.replyToId))})
         WITH ORDINALITY AS i (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id, ord)
-    ), authors AS MATERIALIZED (
+    )${
+      locked
+        ? Prisma.sql`, authors AS MATERIALIZED (
       SELECT a.id FROM accounts a WHERE a.id IN (SELECT author_id FROM input) ORDER BY a.id FOR NO KEY UPDATE
-    ), counted AS (
+    )`
+        : Prisma.empty
+    }, counted AS (
       UPDATE accounts a SET notes_count = a.notes_count + c.n
       FROM (SELECT author_id, count(*)::int AS n FROM input GROUP BY author_id) c
-      WHERE a.id = c.author_id AND a.id IN (SELECT id FROM authors) AND ${WAKES_LIVE_SQL}
-      RETURNING a.id, c.n, a.followers_count, a.following_count, a.notes_count, a.updated_at
+      WHERE a.id = c.author_id ${locked ? Prisma.sql`AND a.id IN (SELECT id FROM authors)` : Prisma.empty}
+        AND ${WAKES_LIVE_SQL}
+      RETURNING a.id, a.followers_count, a.following_count, a.notes_count, a.updated_at
     ), note AS (
       INSERT INTO notes (id, author_id, content, cw_comment, visibility, send_to_id, renote_id, reply_to_id)
       SELECT i.id, i.author_id, i.content, i.cw_comment, i.visibility::"Visibility", i.send_to_id, i.renote_id,
         i.reply_to_id
       FROM input i JOIN counted c ON c.id = i.author_id
-      RETURNING id, created_at
+      RETURNING id, author_id, created_at
     )${attached}${notified}, indexed AS (
       INSERT INTO search_outbox (op, target_id) SELECT 'upsert', i.id FROM input i WHERE ${searchIndexedSql(services)}
     )${federated}
     SELECT note.id, note.created_at AS "createdAt", c.followers_count AS "followersCount",
-      c.following_count AS "followingCount",
-      c.notes_count - c.n + (row_number() OVER (PARTITION BY i.author_id ORDER BY i.ord))::int AS "notesCount",
-      c.updated_at AS "updatedAt"
-    FROM input i JOIN note ON note.id = i.id JOIN counted c ON c.id = i.author_id`;
+      c.following_count AS "followingCount", c.notes_count AS "notesCount", c.updated_at AS "updatedAt"
+    FROM note JOIN counted c ON c.id = note.author_id`;
 }
