@@ -3,45 +3,37 @@
 // author's note_count as that note left it), every counter and mention is exact, also through two
 // instances of one database at once (the authors' rows locked in one order: no deadlock), and a
 // note that fails among others fails alone.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { insertNote, type NewNote } from "../src/domain/notes/insert.ts";
 import * as act from "./support/actions.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
-import { startTwoInstances, type TestServer } from "./support/server.ts";
+import { type TestServer, twoInstances } from "./support/server.ts";
 
-let server: TestServer;
-/** A second instance of the same database (a fleet of two): its own batches, its own ids. */
-let other: TestServer;
-beforeAll(async () => {
-  [server, other] = await startTwoInstances();
-});
-afterAll(async () => {
-  await other?.close();
-  await server?.close();
-});
+/** `other`: a second instance of the same database. */
+const fleet = twoInstances();
 
 /** How many transactions wrote the notes of accounts whose names start with `prefix`, and how many notes. */
 async function writtenBy(prefix: string): Promise<{ transactions: bigint; notes: bigint }> {
-  const [counted] = await server.services.db.$queryRaw<{ transactions: bigint; notes: bigint }[]>`
+  const [counted] = await fleet.server.services.db.$queryRaw<{ transactions: bigint; notes: bigint }[]>`
     SELECT count(DISTINCT n.xmin::text) AS transactions, count(*) AS notes
     FROM notes n JOIN accounts a ON a.id = n.author_id WHERE a.name LIKE ${`${prefix}%`}`;
   return counted;
 }
 
 it("writes one author's concurrent notes in fewer statements, and counts each", async () => {
-  const alice = await account(server, "nt_alice");
+  const alice = await account(fleet.server, "nt_alice");
   const answers = await Promise.all(
-    Array.from({ length: 24 }, (_, i) => act.post(server, alice, { content: `together ${i}` })),
+    Array.from({ length: 24 }, (_, i) => act.post(fleet.server, alice, { content: `together ${i}` })),
   );
   expect(answers.map((a) => a.content).sort()).toEqual(Array.from({ length: 24 }, (_, i) => `together ${i}`).sort());
   const { transactions, notes } = await writtenBy("nt_alice");
   expect(notes).toBe(24n);
   expect(transactions).toBeLessThan(24n);
-  expect((await server.request("GET", "/accounts/nt_alice")).body).toMatchObject({ note_count: 24 });
+  expect((await fleet.server.request("GET", "/accounts/nt_alice")).body).toMatchObject({ note_count: 24 });
 });
 
 it("writes many authors' notes through two instances at once: counts, answers and mentions exact", async () => {
-  const authors = await Promise.all(Array.from({ length: 16 }, (_, i) => account(server, `nt_many${i}`)));
+  const authors = await Promise.all(Array.from({ length: 16 }, (_, i) => account(fleet.server, `nt_many${i}`)));
   const mentionedOf = (i: number) => authors[(i + 1) % authors.length];
   // Each author three notes through each instance, in opposite orders, each naming the next author.
   const posts = (at: TestServer, order: TestAccount[]) =>
@@ -51,11 +43,11 @@ it("writes many authors' notes through two instances at once: counts, answers an
         return act.post(at, who, { content: `hello @${mentionedOf(i).name}` });
       }),
     );
-  const answers = await Promise.all([...posts(server, authors), ...posts(other, [...authors].reverse())]);
+  const answers = await Promise.all([...posts(fleet.server, authors), ...posts(fleet.other, [...authors].reverse())]);
   expect(new Set(answers.map((a) => a.id)).size).toBe(96);
   for (const [i, who] of authors.entries()) {
-    expect((await server.request("GET", `/accounts/${who.name}`)).body).toMatchObject({ note_count: 6 });
-    const mentions = await server.services.db.notification.count({
+    expect((await fleet.server.request("GET", `/accounts/${who.name}`)).body).toMatchObject({ note_count: 6 });
+    const mentions = await fleet.server.services.db.notification.count({
       where: { recipientId: BigInt(mentionedOf(i).id), type: "mentioned" },
     });
     expect(mentions).toBe(6);
@@ -69,7 +61,7 @@ it("writes many authors' notes through two instances at once: counts, answers an
 function newNote(authorId: string, content: string, fileIds: bigint[] = []): NewNote {
   return {
     row: {
-      id: server.services.ids.next(),
+      id: fleet.server.services.ids.next(),
       authorId: BigInt(authorId),
       content,
       cwComment: "",
@@ -88,15 +80,15 @@ function newNote(authorId: string, content: string, fileIds: bigint[] = []): New
 }
 
 it("answers each note with its author's note count as that note left it", async () => {
-  const authors = await Promise.all(Array.from({ length: 8 }, (_, i) => account(server, `nt_count${i}`)));
+  const authors = await Promise.all(Array.from({ length: 8 }, (_, i) => account(fleet.server, `nt_count${i}`)));
   const notes = authors.flatMap((who) => [1, 2, 3].map((n) => ({ who, note: newNote(who.id, `note ${n}`) })));
-  const written = await Promise.all(notes.map(({ note }) => insertNote(server.services, note)));
+  const written = await Promise.all(notes.map(({ note }) => insertNote(fleet.server.services, note)));
   for (const who of authors) {
     const counts = written.filter((_, i) => notes[i].who === who).map((w) => w?.notesCount);
     expect(counts.sort()).toEqual([1, 2, 3]);
   }
   // Eight authors in fewer lanes (src/domain/notes/insert.ts): some statement wrote notes of two.
-  const [{ shared }] = await server.services.db.$queryRaw<{ shared: bigint }[]>`
+  const [{ shared }] = await fleet.server.services.db.$queryRaw<{ shared: bigint }[]>`
     SELECT count(*) AS shared FROM (
       SELECT n.xmin::text FROM notes n JOIN accounts a ON a.id = n.author_id WHERE a.name LIKE 'nt_count%'
       GROUP BY n.xmin::text HAVING count(DISTINCT n.author_id) > 1) t`;
@@ -104,8 +96,8 @@ it("answers each note with its author's note count as that note left it", async 
 });
 
 it("answers a note that fails among others with its own error, and writes the others", async () => {
-  const bob = await account(server, "nt_bob");
-  const { services } = server;
+  const bob = await account(fleet.server, "nt_bob");
+  const { services } = fleet.server;
   // The first goes at once; the four after it wait for it and go together, one naming a file
   // that does not exist (as one deleted since it was read).
   const written = await Promise.allSettled([
@@ -119,5 +111,5 @@ it("answers a note that fails among others with its own error, and writes the ot
   expect((written[2] as PromiseRejectedResult).reason).toMatchObject({ code: "23503" });
   const contents = await services.db.note.findMany({ where: { authorId: BigInt(bob.id) }, select: { content: true } });
   expect(contents.map((n) => n.content).sort()).toEqual(["fifth", "first", "fourth", "second"]);
-  expect((await server.request("GET", "/accounts/nt_bob")).body).toMatchObject({ note_count: 4 });
+  expect((await fleet.server.request("GET", "/accounts/nt_bob")).body).toMatchObject({ note_count: 4 });
 });

@@ -3,34 +3,26 @@
 // in one; each caller still gets its own outcome (200, ALREADY_REACTED, YOU_ARE_BLOCKED) and its
 // own note with its reaction shown, and every count and notice is exact, also through two
 // instances of one database at once.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import * as act from "./support/actions.ts";
 import { expectError } from "./support/expect.ts";
 import { account, type TestAccount } from "./support/fixtures.ts";
-import { startTwoInstances, type TestServer } from "./support/server.ts";
+import { twoInstances } from "./support/server.ts";
 import { expectShape, FullNoteShape } from "./support/shapes.ts";
 
-let server: TestServer;
-/** A second instance of the same database (a fleet of two): its own batches, its own ids. */
-let other: TestServer;
-beforeAll(async () => {
-  [server, other] = await startTwoInstances();
-});
-afterAll(async () => {
-  await other?.close();
-  await server?.close();
-});
+/** `other`: a second instance of the same database. */
+const fleet = twoInstances();
 
 it("writes a crowd's reactions together, each with its own outcome and answer", async () => {
-  const author = await account(server, "rt_author");
-  const crowd = await Promise.all(Array.from({ length: 24 }, (_, i) => account(server, `rt_crowd${i}`)));
-  const blocked = await account(server, "rt_blocked");
+  const author = await account(fleet.server, "rt_author");
+  const crowd = await Promise.all(Array.from({ length: 24 }, (_, i) => account(fleet.server, `rt_crowd${i}`)));
+  const blocked = await account(fleet.server, "rt_blocked");
   expect(
-    (await server.request("POST", `/accounts/${blocked.name}/block`, { token: author.token, body: {} })).status,
+    (await fleet.server.request("POST", `/accounts/${blocked.name}/block`, { token: author.token, body: {} })).status,
   ).toBe(204);
-  const { id: noteId } = await act.post(server, author, { content: "everyone react" });
+  const { id: noteId } = await act.post(fleet.server, author, { content: "everyone react" });
   const react = (who: TestAccount, emoji: string) =>
-    server.request("POST", `/notes/${noteId}/reaction`, { token: who.token, body: { emoji } });
+    fleet.server.request("POST", `/notes/${noteId}/reaction`, { token: who.token, body: { emoji } });
 
   const asked = [...crowd.map((who, i) => ({ who, emoji: i % 2 ? "👍" : "🎉" })), { who: crowd[3], emoji: "🔥" }];
   const [answers, blockedAnswer] = await Promise.all([
@@ -53,33 +45,35 @@ it("writes a crowd's reactions together, each with its own outcome and answer", 
     expect(answer.body.reaction_count).toBeGreaterThanOrEqual(1);
   }
 
-  const { db } = server.services;
+  const { db } = fleet.server.services;
   const [{ reactions, transactions }] = await db.$queryRaw<{ reactions: bigint; transactions: bigint }[]>`
     SELECT count(*) AS reactions, count(DISTINCT xmin::text) AS transactions FROM reactions WHERE note_id = ${BigInt(noteId)}`;
   expect(reactions).toBe(24n);
   expect(transactions).toBeLessThan(24n);
-  const note = await server.request("GET", `/notes/${noteId}`, { token: author.token });
+  const note = await fleet.server.request("GET", `/notes/${noteId}`, { token: author.token });
   expect(note.body.reaction_count).toBe(24);
   const reacted = await db.notification.count({ where: { noteId: BigInt(noteId), type: "reacted" } });
   expect(reacted).toBe(24);
 });
 
 it("writes a crowd's reactions through two instances at once: each caller once, the counts exact", async () => {
-  const author = await account(server, "rt2_author");
-  const crowd = await Promise.all(Array.from({ length: 48 }, (_, i) => account(server, `rt2_crowd${i}`)));
-  const { id: noteId } = await act.post(server, author, { content: "react through both" });
+  const author = await account(fleet.server, "rt2_author");
+  const crowd = await Promise.all(Array.from({ length: 48 }, (_, i) => account(fleet.server, `rt2_crowd${i}`)));
+  const { id: noteId } = await act.post(fleet.server, author, { content: "react through both" });
   // Every caller through both instances at once: one of each pair reacts, the other is refused.
   const answers = await Promise.all(
     crowd.flatMap((who) =>
-      [server, other].map((at) =>
+      [fleet.server, fleet.other].map((at) =>
         at.request("POST", `/notes/${noteId}/reaction`, { token: who.token, body: { emoji: "👍" } }),
       ),
     ),
   );
   expect(answers.filter((a) => a.status === 200)).toHaveLength(48);
   for (const answer of answers.filter((a) => a.status !== 200)) expectError(answer, 400, "ALREADY_REACTED");
-  const note = await other.request("GET", `/notes/${noteId}`, { token: author.token });
+  const note = await fleet.other.request("GET", `/notes/${noteId}`, { token: author.token });
   expect(note.body.reaction_count).toBe(48);
   expect(note.body.reaction_counts).toEqual({ "👍": 48 });
-  expect(await server.services.db.notification.count({ where: { noteId: BigInt(noteId), type: "reacted" } })).toBe(48);
+  expect(
+    await fleet.server.services.db.notification.count({ where: { noteId: BigInt(noteId), type: "reacted" } }),
+  ).toBe(48);
 });

@@ -139,12 +139,23 @@ export function testServersOn(databaseUrl: string): TestServer[] {
   return [...running].filter((s) => s.databaseUrl === databaseUrl);
 }
 
-/** Two instances of one fresh database, as a fleet of two: each its own batches, its own ids. */
-export async function startTwoInstances(): Promise<[TestServer, TestServer]> {
-  const url = await freshDatabase();
-  const TOKEN_SIGNING_KEY = randomBytes(32).toString("base64");
-  const first = await startTestServer({ TOKEN_SIGNING_KEY }, url);
-  return [first, await startTestServer({ TOKEN_SIGNING_KEY, WORKER_ID: "2" }, url)];
+/**
+ * Two instances of one fresh database for the test file, as a fleet of two (each its own batches,
+ * its own ids), opened before its tests and closed after them. Its members are set once they are open.
+ */
+export function twoInstances(): { server: TestServer; other: TestServer } {
+  const opened = {} as { server: TestServer; other: TestServer };
+  beforeAll(async () => {
+    const url = await freshDatabase();
+    const TOKEN_SIGNING_KEY = randomBytes(32).toString("base64");
+    opened.server = await startTestServer({ TOKEN_SIGNING_KEY }, url);
+    opened.other = await startTestServer({ TOKEN_SIGNING_KEY, WORKER_ID: "2" }, url);
+  });
+  afterAll(async () => {
+    await opened.other?.close();
+    await opened.server?.close();
+  });
+  return opened;
 }
 
 export async function freshDatabase(): Promise<string> {
