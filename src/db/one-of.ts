@@ -16,3 +16,14 @@ export function oneOf(column: Prisma.Sql, values: readonly unknown[], type: "big
   if (values.length > LISTED) return Prisma.sql`${column} = ANY(${values}::${cast}[])`;
   return Prisma.sql`${column} IN (${Prisma.join(values.map((value) => Prisma.sql`${value}::${cast}`))})`;
 }
+
+/**
+ * `values` as one array parameter of `type`, behind a sub-select: the planner sees neither the
+ * array nor its length, so a statement of many rows given as arrays (a batch of notes or
+ * reactions, a crowd's ids) keeps one generic plan per connection whatever their number, where the
+ * lengths, seen, made PostgreSQL plan it again at every call (bench/README.md, "Reactions in one
+ * statement").
+ */
+export function unplannedArray(values: unknown, type: "bigint" | "text" | "int" | "boolean"): Prisma.Sql {
+  return Prisma.sql`(SELECT ${values}::${Prisma.raw(type)}[])`;
+}

@@ -3,6 +3,7 @@
 
 import { SqlTemplate, standIn } from "../db/built-sql.ts";
 import { Prisma } from "../db/client.ts";
+import { unplannedArray } from "../db/one-of.ts";
 import type { PublicAccount } from "../domain/accounts/service.ts";
 import {
   countsByEmoji,
@@ -210,7 +211,7 @@ export function noteStatementsForCallers(
     );
     return Prisma.sql`
       SELECT v.ord::int AS caller, s.id, s.node
-      FROM unnest((SELECT ${CALLERS}::bigint[])) WITH ORDINALITY v (caller, ord), LATERAL (${each}) s
+      FROM unnest(${unplannedArray(CALLERS, "bigint")}) WITH ORDINALITY v (caller, ord), LATERAL (${each}) s
       ORDER BY v.ord, s.id DESC`;
   }, CALLERS);
   return (page, viewer, callerIds) => templates.statement(page, viewer, callerIds);

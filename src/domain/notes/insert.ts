@@ -5,6 +5,7 @@
 // triggers set up, its commit and flush) for one note (bench/README.md, "Notes in one statement").
 import { Prisma, queryRows } from "../../db/client.ts";
 import { KeyedBatches, perClient } from "../../db/keyed-writes.ts";
+import { unplannedArray } from "../../db/one-of.ts";
 import type { Account, Note } from "../../generated/prisma/client.ts";
 import type { Services } from "../context.ts";
 import { WAKES_LIVE_SQL } from "../live/wake.ts";
@@ -85,20 +86,19 @@ function answers(notes: NewNote[], rows: (Written & { id: bigint })[]): (Written
 
 /**
  * The statement writing `notes`, each note's Written a row with its id. Every value is in an
- * array behind a sub-select, so PostgreSQL plans the statement once per connection (its generic
- * plan) however many notes; a part no note needs is left out of its text (an INSERT into
+ * array the planner does not see (unplannedArray): one generic plan however many notes; a part no note needs is left out of its text (an INSERT into
  * notifications runs that table's statement trigger even for no rows).
  *
  * Each author's counter is updated first and the notes from it: the notes' trigger
  * (refuse_deleted_author) then takes its lock on the account row on the version this statement
  * wrote (taken first, each note of one author took that lock on the row another's counter was
- * waiting to update, and each update wrote a MultiXact of both). The authors' rows are locked in
- * the order of their ids (when there are several): two processes' statements naming the same authors wait for each other
- * rather than deadlock.
+ * waiting to update, and each update wrote a MultiXact of both). Several authors' rows are locked
+ * in the order of their ids first: two processes' statements naming the same authors wait for
+ * each other rather than deadlock.
  */
 function notesStatement(services: Pick<Services, "config">, notes: NewNote[]): Prisma.Sql {
-  const bigints = (values: (bigint | null)[]) => Prisma.sql`(SELECT ${values}::bigint[])`;
-  const texts = (values: (string | null)[]) => Prisma.sql`(SELECT ${values}::text[])`;
+  const bigints = (values: (bigint | null)[]) => unplannedArray(values, "bigint");
+  const texts = (values: (string | null)[]) => unplannedArray(values, "text");
   const rows = notes.map((n) => n.row);
   // One author's row needs no order to be locked in.
   const locked = new Set(rows.map((r) => r.authorId)).size > 1;
@@ -106,7 +106,10 @@ function notesStatement(services: Pick<Services, "config">, notes: NewNote[]): P
   const attached = files.length
     ? Prisma.sql`, attached AS (
       INSERT INTO note_attachments (note_id, position, file_id)
-      SELECT * FROM unnest(${bigints(files.map((f) => f.noteId))}, (SELECT ${files.map((f) => f.position)}::int[]),
+      SELECT * FROM unnest(${bigints(files.map((f) => f.noteId))}, ${unplannedArray(
+        files.map((f) => f.position),
+        "int",
+      )},
         ${bigints(files.map((f) => f.fileId))})
     )`
     : Prisma.empty;
@@ -150,7 +153,10 @@ function notesStatement(services: Pick<Services, "config">, notes: NewNote[]): P
       FROM unnest(${bigints(outbox.map((f) => f.noteId))}, ${texts(outbox.map((f) => f.kind))},
         ${bigints(outbox.map((f) => f.sender))}, ${bigints(outbox.map((f) => f.recipient))},
         ${texts(outbox.map((f) => f.activityId))}, ${texts(outbox.map((f) => f.objectId))},
-        ${texts(outbox.map((f) => `{${f.recipients.join(",")}}`))}, (SELECT ${outbox.map((f) => f.whenFollowed)}::boolean[]))
+        ${texts(outbox.map((f) => `{${f.recipients.join(",")}}`))}, ${unplannedArray(
+          outbox.map((f) => f.whenFollowed),
+          "boolean",
+        )})
         AS f(note_id, kind, sender, recipient, activity_id, object_id, recipients, when_followed)
       JOIN note ON note.id = f.note_id
       WHERE NOT f.when_followed

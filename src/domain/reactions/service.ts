@@ -1,6 +1,7 @@
 // Reactions (docs/notes.md#reactions): one per account per note, enforced by the database.
 import { foreignKeyViolation, Prisma, queryRows } from "../../db/client.ts";
 import { KeyedBatches, perClient } from "../../db/keyed-writes.ts";
+import { unplannedArray } from "../../db/one-of.ts";
 import { parseSnowflake } from "../../db/snowflake.ts";
 import type { Account, Reaction } from "../../generated/prisma/client.ts";
 import type { Context, Federator } from "../context.ts";
@@ -138,15 +139,14 @@ function writeReactions(batch: Reacting[]): Prisma.Sql {
         FROM reacted r JOIN input i ON i.id = r.id JOIN target t ON t.ord = i.ord WHERE t.uri IS NOT NULL
       )`
     : Prisma.empty;
-  // Each array behind a sub-select: PostgreSQL then plans the statement once per connection (its
-  // generic plan), where the arrays' lengths, seen, made it plan again at every call for 1 ms.
-  // The reactions go in the order of their count rows' shards (note_reaction_counted, migration
+  // Each array unplanned (unplannedArray): one generic plan per connection. The reactions go in the order of their count rows' shards (note_reaction_counted, migration
   // 20261124154325), then of their callers: two statements of one note in two processes lock
   // their shards (and wait on each other's rows of a caller in both) in one order.
   return Prisma.sql`
     WITH input AS (
-      SELECT * FROM unnest((SELECT ${of("caller")}::bigint[]), (SELECT ${of("reactionId")}::bigint[]),
-        (SELECT ${of("noticeId")}::bigint[]), (SELECT ${of("emoji")}::text[]), (SELECT ${of("likeId")}::text[]))
+      SELECT * FROM unnest(${unplannedArray(of("caller"), "bigint")}, ${unplannedArray(of("reactionId"), "bigint")},
+        ${unplannedArray(of("noticeId"), "bigint")}, ${unplannedArray(of("emoji"), "text")},
+        ${unplannedArray(of("likeId"), "text")})
         WITH ORDINALITY AS i (caller, id, notice, emoji, like_id, ord)
     ), reactor AS (
       SELECT i.ord, a.id FROM input i JOIN accounts a ON a.id = i.caller

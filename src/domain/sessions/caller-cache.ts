@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { type Db, Prisma, queryRows } from "../../db/client.ts";
 import { KeyedBatches } from "../../db/keyed-writes.ts";
 import { Listener } from "../../db/listener.ts";
+import { unplannedArray } from "../../db/one-of.ts";
 import type { Account } from "../../generated/prisma/client.ts";
 
 /**
@@ -31,13 +32,14 @@ const ACCOUNT_COLUMNS = Prisma.raw(
  * test/caller-read.test.ts holds the two equal.
  */
 export async function readCallers(db: Db, ids: bigint[]): Promise<(Account | null)[]> {
-  // The ids behind a sub-select: planned once per connection whatever their number.
+  // Cast again: ANY of the array's value, not of a sub-query's rows.
   const rows = await queryRows<Account>(
     db,
     Prisma.sql`SELECT ${ACCOUNT_COLUMNS} FROM accounts
-      WHERE id = ANY ((SELECT ${ids}::bigint[])::bigint[]) AND deleted_at IS NULL`,
+      WHERE id = ANY (${unplannedArray(ids, "bigint")}::bigint[]) AND deleted_at IS NULL`,
   );
-  return ids.map((id) => rows.find((row) => row.id === id) ?? null);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => byId.get(id) ?? null);
 }
 
 /** At most this many callers read together. */
