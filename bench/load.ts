@@ -50,13 +50,26 @@ export async function load(
 }
 
 /**
- * A process's CPU time so far (user and system), in µs, from /proc (Linux); NaN elsewhere. With
- * `thread`, that thread's alone (the process's own id: its main thread).
+ * A process's CPU time so far (user and system), in µs, from /proc (Linux); NaN elsewhere, with
+ * that of the processes it started (a server's streams' process). With `thread`, that thread's
+ * alone (the process's own id: its main thread).
  */
 export function cpuMicros(pid: number, thread?: number): number {
   const fields = procStat(pid, thread === undefined ? undefined : `/proc/${pid}/task/${thread}/stat`);
   // utime and stime, fields 14 and 15 of stat, in clock ticks of 10 ms.
-  return fields ? (Number(fields[11]) + Number(fields[12])) * 10_000 : Number.NaN;
+  const own = fields ? (Number(fields[11]) + Number(fields[12])) * 10_000 : Number.NaN;
+  if (thread !== undefined) return own;
+  return childrenOf(pid).reduce((sum, child) => sum + cpuMicros(child), own);
+}
+
+/** The processes `pid` started that still run (Linux; none elsewhere). */
+export function childrenOf(pid: number): number[] {
+  try {
+    const listed = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+    return listed ? listed.split(" ").map(Number) : [];
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 // Starts Murmur as a child process for a benchmark (embedded PostgreSQL in a temporary folder
 // unless DATABASE_URL is set) and gives a logged-in account on it.
+
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -12,6 +13,7 @@ import { ensureDatabase } from "../src/db/database.ts";
 import { EmbeddedPostgres } from "../src/db/embedded-postgres.ts";
 import { createLogger } from "../src/log.ts";
 import { type AppServices, createServices } from "../src/services.ts";
+import { childrenOf } from "./load.ts";
 
 export interface BenchServer {
   url: string;
@@ -190,10 +192,12 @@ export async function benchAccount(url: string, name: string): Promise<{ token: 
   return { token: login.body.authorization_token, accountId: BigInt(me.id) };
 }
 
-/** The resident set size of a process, in bytes (Linux). */
+/** The resident set size of a process and those it started (a server's streams' process), in bytes (Linux). */
 export function rssOf(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+  const own = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+  // A child that ended meanwhile holds nothing.
+  return childrenOf(pid).reduce((sum, child) => sum + (fs.existsSync(`/proc/${child}`) ? rssOf(child) : 0), own);
 }
 
 /** The in-process services on a bench server's database, as every bench's own seeding uses them. */

@@ -194,6 +194,9 @@ const env = z.object({
   // budget; no budget (0, the default) spaces them by LIVE_READ_SPACING_MS alone.
   LIVE_WRITES_PER_SECOND: integer(1, 10_000_000, 25_000),
   LIVE_READ_BUDGET_MS: integer(0, 10_000, 0),
+  // docs/live.md#process: live streams served by a child process, at this niceness when allowed.
+  STREAMS_PROCESS: z.enum(["on", "off"]).optional().default("on"),
+  STREAMS_PROCESS_NICE: integer(-20, 19, -10),
   // Unset: leased from the database at start (src/db/worker-lease.ts).
   WORKER_ID: optionalString
     .transform((v) => (v === undefined ? undefined : Number(v)))
@@ -283,6 +286,10 @@ export interface Config {
   liveWritesPerSecond: number;
   /** How far apart they may be spaced for it and the last read have taken, together. */
   liveReadBudgetMs: number;
+  /** Whether live streams are handed to a child process of their own. */
+  streamsProcess: boolean;
+  /** Its niceness (lower: sooner on a busy CPU), where the system allows it. */
+  streamsProcessNice: number;
 }
 
 export class ConfigError extends Error {}
@@ -366,6 +373,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     liveReadSpacingMs: e.LIVE_READ_SPACING_MS,
     liveWritesPerSecond: e.LIVE_WRITES_PER_SECOND,
     liveReadBudgetMs: e.LIVE_READ_BUDGET_MS,
+    streamsProcess: e.STREAMS_PROCESS === "on",
+    streamsProcessNice: e.STREAMS_PROCESS_NICE,
   };
 }
 

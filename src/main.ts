@@ -1,15 +1,18 @@
 // Starts Murmur: configuration, database (embedded unless DATABASE_URL) and migrations, then
 // the server. SIGTERM/SIGINT: stop accepting, finish in-flight requests, close the database,
-// stop the embedded PostgreSQL.
+// stop the embedded PostgreSQL. Live streams are served by a child process of the same entry
+// point (src/http/streams-process.ts), which this one starts and stops.
+import { randomBytes } from "node:crypto";
 import { ConfigError, checkConfig, loadConfig } from "./config.ts";
 import { startDatabase } from "./db/database.ts";
 import { DataFolderInUse, NoEmbeddedPostgres } from "./db/embedded-postgres.ts";
 import { startDeletionWorker } from "./domain/accounts/deletion.ts";
 import { startIdempotencySweep } from "./http/idempotency.ts";
+import { STREAMS_CHILD_ENV, serveHandedStreams, startStreamsProcess } from "./http/streams-process.ts";
 import { createLogger } from "./log.ts";
 import { type SearchSync, startSearchSync } from "./search/sync.ts";
 import { buildServer } from "./server.ts";
-import { closeServices, createServices } from "./services.ts";
+import { type AppServices, closeServices, createServices } from "./services.ts";
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -25,6 +28,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  if (process.env[STREAMS_CHILD_ENV] === "1") return serveStreams(config, log);
   // Without these lines the only sign is a client's 401 INVALID_TOKEN after a restart, or a 404.
   if (!config.tokenSigningKey) {
     log.warn(
@@ -32,6 +36,8 @@ async function main(): Promise<void> {
         "server restarts (clients get 401 INVALID_TOKEN and must log in again) and other instances refuse them; " +
         "set it (`openssl rand -base64 32`, the same on every instance)",
     );
+    // Made here, not per process: the streams' process checks the same tokens.
+    config = { ...config, tokenSigningKey: randomBytes(32).toString("base64") };
   }
   if (config.production && !config.metricsToken) {
     log.warn("GET /metrics answers 404: NODE_ENV=production and METRICS_TOKEN is unset (set it to scrape /metrics)");
@@ -94,7 +100,8 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   const release = async () => {
-    await app.close();
+    // Together: the server's close waits for the sockets it handed to the streams' process.
+    await Promise.all([app.close(), services.streams?.stop()]);
     await searchSync?.stop();
     await deletions.stop();
     await idempotencySweep.stop();
@@ -114,11 +121,49 @@ async function main(): Promise<void> {
     await release().catch(() => {});
     process.exit(1);
   }
+  // Once this one serves: a start refused (its port in use) starts none.
+  if (config.streamsProcess) {
+    services.streams = startStreamsProcess(streamsEnv(config, database.url), config.streamsProcessNice, log);
+  }
   log.info(`Murmur listening on ${config.host}:${config.port} (${Math.round(performance.now() - started)} ms)`);
   const base = config.publicUrl.replace(/\/+$/, "");
   log.info(
     `REST reference ${base}/docs, GraphQL (GraphiQL in a browser) ${base}/graphql, OpenAPI ${base}/openapi.json`,
   );
+}
+
+/**
+ * The streams' process: this one's configuration, on this one's database, with its signing key;
+ * no federation queue worker and an id lease of its own (it mints no ids, but two processes must
+ * never share one).
+ */
+function streamsEnv(config: ReturnType<typeof loadConfig>, databaseUrl: string): NodeJS.ProcessEnv {
+  const { WORKER_ID: _, ...env } = process.env;
+  return { ...env, DATABASE_URL: databaseUrl, TOKEN_SIGNING_KEY: config.tokenSigningKey, FEDERATION_QUEUE: "off" };
+}
+
+/**
+ * The streams' process (started by the one above): the same server, not listening, answering the
+ * live streams' requests its parent hands it. It stops with its parent (SIGTERM, or the parent
+ * gone); a terminal's SIGINT is its parent's to act on.
+ */
+async function serveStreams(config: ReturnType<typeof loadConfig>, log: ReturnType<typeof createLogger>) {
+  const services: AppServices = await createServices(config, config.databaseUrl as string, log);
+  const app = await buildServer(services, { streamsOnly: true });
+  await app.ready();
+  const quiet = serveHandedStreams(app.server, () => services.live?.open ?? 0);
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    quiet();
+    await app.close();
+    await closeServices(services);
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop());
+  process.on("disconnect", () => void stop());
+  process.on("SIGINT", () => {});
 }
 
 /** The one line that says why the port cannot be listened on, for the errors an operator fixes. */

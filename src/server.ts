@@ -1,6 +1,6 @@
 // The Fastify app: the REST route table (health included), GraphQL, OpenAPI and its docs page.
 import { isUtf8 } from "node:buffer";
-import { type IncomingMessage, STATUS_CODES } from "node:http";
+import { createServer, type IncomingMessage, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import swagger from "@fastify/swagger";
@@ -17,10 +17,15 @@ import { registerRequestLog, requestIdOf, requestLogger } from "./http/request-l
 import { registerUnreadBodyDrain } from "./http/unread-body.ts";
 import { MethodIndex, mountRoutes } from "./rest/mount.ts";
 import { openApiDocument } from "./rest/openapi.ts";
+import { streamingRoutes } from "./rest/routes/streaming.ts";
 import { routes } from "./rest/routes.ts";
 import type { AppServices } from "./services.ts";
 
-export async function buildServer(services: AppServices): Promise<FastifyInstance> {
+/**
+ * `streamsOnly`: the live streams' routes alone, for the streams' process (src/http/streams-process.ts),
+ * which is handed no other request: no GraphQL, federation or documents held in its memory.
+ */
+export async function buildServer(services: AppServices, { streamsOnly = false } = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,
@@ -47,6 +52,16 @@ export async function buildServer(services: AppServices): Promise<FastifyInstanc
       (reply as FastifyReply).code(400).header("x-request-id", request.id).send({ error: "INVALID_REQUEST" });
     },
     clientErrorHandler: answerClientError,
+    // Fastify's own HTTP/1 server, but a live stream's request may go to the streams' process first.
+    serverFactory: (handler, options) => {
+      const server = createServer(options.http ?? {}, (request, response) => {
+        if (!services.streams?.take(request)) handler(request, response);
+      });
+      // As Fastify sets its own: its default keep-alive, and the request timeout above.
+      server.keepAliveTimeout = 72_000;
+      server.requestTimeout = services.config.requestTimeoutMs;
+      return server;
+    },
   });
 
   // An empty JSON body reads as no body: "Body: empty object" endpoints take nothing, too.
@@ -140,10 +155,12 @@ export async function buildServer(services: AppServices): Promise<FastifyInstanc
 
   await registerCors(app, services.config);
   const limits = await registerRateLimits(app, services);
+  const mounted = streamsOnly ? streamingRoutes : routes;
   // Before the REST routes: a GET asking for ActivityPub is Fedify's first (docs/federation.md#actors).
-  if (services.config.federation) await mountFederation(app, services);
-  await mountRoutes(app, services, routes, limits);
-  for (const r of routes) methods.add(r.method, r.path);
+  if (services.config.federation && !streamsOnly) await mountFederation(app, services);
+  await mountRoutes(app, services, mounted, limits);
+  for (const r of mounted) methods.add(r.method, r.path);
+  if (streamsOnly) return app;
 
   const unlimited = { config: limits.routeConfig("none") };
   const document = openApiDocument(routes);

@@ -14,6 +14,7 @@ import { LiveHub } from "./domain/live/hub.ts";
 import { CallerCache, callerReader, readCallers } from "./domain/sessions/caller-cache.ts";
 import { TokenIssuer } from "./domain/sessions/tokens.ts";
 import { keysMade } from "./federation/keys.ts";
+import type { StreamsProcess } from "./http/streams-process.ts";
 import { createMailer } from "./mail/mailer.ts";
 import { MailWorker } from "./mail/queue.ts";
 import { Metrics } from "./metrics.ts";
@@ -30,6 +31,8 @@ export interface AppServices extends Services {
   instances: InstancePolicies;
   /** This instance's live streams (docs/live.md#fan-out); the contexts of requests carry it to openStream. */
   live?: LiveHub;
+  /** The process this one hands its streams to, when it has one (src/http/streams-process.ts). */
+  streams?: StreamsProcess;
   /** Sends the mail queue (src/mail/queue.ts); the domain queues mail with queueMail in its transactions. */
   mail: MailWorker;
   /** Meilisearch, when MEILI_URL is set: also prepared, written and rebuilt, by its worker and the CLI. */
@@ -58,7 +61,11 @@ export async function createServices(config: Config, databaseUrl: string, log: L
   const redis = config.redisUrl ? (await import("./redis.ts")).createRedis(config.redisUrl, log) : undefined;
   const workerLease =
     config.workerId === undefined ? await leaseWorkerId(db, log, config.workerLeaseSeconds) : undefined;
-  const metrics = new Metrics({ db, log, liveStreams: () => services.live?.open ?? 0 });
+  const metrics = new Metrics({
+    db,
+    log,
+    liveStreams: () => (services.live?.open ?? 0) + (services.streams?.open ?? 0),
+  });
   const services: AppServices = {
     config,
     db,

@@ -144,26 +144,34 @@ describe("npm start", () => {
     expect(children).toHaveLength(1);
     const [serverPid] = children;
     // It runs the compiled server: node on dist/main.js, no TypeScript loader (tsx's --import)
-    // and no child but the embedded PostgreSQL (tsx's esbuild would be one).
-    expect(fs.readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0").filter(Boolean)).toEqual([
-      expect.stringMatching(/node$/),
-      "dist/main.js",
-    ]);
-    expect(childrenOf(serverPid).map((pid) => fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim())).toEqual([
-      "postgres",
-    ]);
+    // and no child but the embedded PostgreSQL and the streams' process, the same compiled server
+    // (tsx's esbuild would be one more).
+    const commandOf = (pid: number) => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+    expect(commandOf(serverPid)).toEqual([expect.stringMatching(/node$/), "dist/main.js"]);
+    const [postgres, streams] = childrenOf(serverPid).sort(
+      (x, y) =>
+        Number(fs.readFileSync(`/proc/${y}/comm`, "utf8").includes("postgres")) -
+        Number(fs.readFileSync(`/proc/${x}/comm`, "utf8").includes("postgres")),
+    );
+    expect(childrenOf(serverPid)).toHaveLength(2);
+    expect(fs.readFileSync(`/proc/${postgres}/comm`, "utf8").trim()).toBe("postgres");
+    expect(commandOf(streams)).toEqual([expect.stringMatching(/node$/), expect.stringMatching(/\/dist\/main\.js$/)]);
     // npm start limits malloc's arenas (fewer idle megabytes).
     expect(fs.readFileSync(`/proc/${serverPid}/environ`, "utf8").split("\0")).toContain("MALLOC_ARENA_MAX=2");
     // Idle after start: its resident memory, for the record.
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    const rssKb = Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${serverPid}/status`, "utf8"))?.[1]);
-    console.log(`npm start: /healthz 200 after ${ready} ms; idle RSS ${Math.round(rssKb / 1024)} MB`);
+    const rssMb = (pid: number) =>
+      Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024);
+    console.log(
+      `npm start: /healthz 200 after ${ready} ms; idle RSS ${rssMb(serverPid)} MB, its streams' process ${rssMb(streams)} MB`,
+    );
     npm.kill("SIGTERM");
     const [code] = (await once(npm, "exit")) as [number | null];
     expect(code).toBe(0);
     // The server is gone, not orphaned: its process ended, its port is closed and its embedded
     // PostgreSQL stopped.
     expect(alive(serverPid)).toBe(false);
+    expect(alive(streams)).toBe(false);
     expect(await answers(port)).toBe(false);
     expect(fs.existsSync(path.join(dataDir, "pg", "postmaster.pid"))).toBe(false);
   });

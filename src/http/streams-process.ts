@@ -1,0 +1,131 @@
+// Live streams in a process of their own (docs/live.md#process). Each stream's events are socket
+// writes, 100,000 a second for 2,000 streams at 50 notes/s, and in the process that answers the
+// other requests they held its one thread while those waited: the global timeline beside them made
+// 0.34-0.36x of its requests a second alone. A stream's request is handed, socket and all, to a
+// child process running the same server, which answers it as this one would (refusals included);
+// this one's thread then only answers the rest: 0.63-0.75x (bench/README.md, "Live streams in a
+// process of their own"). The child runs at a higher priority when the system allows it, as its
+// work is short and waited for: under a saturated machine the same as ours made its delivery p99
+// 278-314 ms, at nice -10 147 ms.
+//
+// Handed at the request, not the connection: a keep-alive connection may carry other requests
+// first. The child's HTTP server reads the request again from its head, rebuilt from what this
+// one parsed (a GET: there is no body). Until the child says it is ready, and while it is being
+// started again after it died, streams are answered here.
+import { type ChildProcess, fork } from "node:child_process";
+import type { IncomingMessage, Server } from "node:http";
+import type { Socket } from "node:net";
+import { setPriority } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "pino";
+
+/** Set in the child's environment: the process serves the streams handed to it. */
+export const STREAMS_CHILD_ENV = "MURMUR_STREAMS_CHILD";
+
+const STREAM_PATH = "/streaming/";
+const RESTART_MS = 1_000;
+const STOP_MS = 20_000;
+
+type FromChild = { ready: true } | { open: number };
+type ToChild = { head: string };
+
+export interface StreamsProcess {
+  /** Hands `request` to the child when it opens a stream (a GET) and the child is ready; else false. */
+  take(request: IncomingMessage): boolean;
+  /** Streams open in the child (for /metrics). */
+  readonly open: number;
+  stop(): Promise<void>;
+}
+
+/** The server's own entry point, compiled or not, as this process runs it. */
+const ENTRY = fileURLToPath(new URL(`../main${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+
+export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: Logger): StreamsProcess {
+  let child: ChildProcess | undefined;
+  let ready = false;
+  let open = 0;
+  let stopping = false;
+  const spawn = () => {
+    const started = fork(ENTRY, [], { env: { ...env, [STREAMS_CHILD_ENV]: "1" } });
+    child = started;
+    if (nice && started.pid !== undefined) {
+      try {
+        setPriority(started.pid, nice);
+      } catch (err) {
+        log.info(
+          `the streams process runs at this one's priority (nice ${nice} refused: ${(err as Error).message}); ` +
+            "under a saturated CPU its deliveries wait longer (docs/live.md#process)",
+        );
+      }
+    }
+    started.on("message", (message: FromChild) => {
+      if ("open" in message) open = message.open;
+      else {
+        ready = true;
+        log.info(`the streams process (pid ${started.pid}) serves the live streams`);
+      }
+    });
+    started.on("exit", (code, signal) => {
+      ready = false;
+      open = 0;
+      if (stopping) return;
+      log.error(`the streams process ended (${signal ?? `code ${code}`}): streams are served here until it is back`);
+      setTimeout(spawn, RESTART_MS).unref();
+    });
+  };
+  spawn();
+  return {
+    take(request) {
+      if (!ready || !child?.connected || request.method !== "GET" || !request.url?.startsWith(STREAM_PATH))
+        return false;
+      const socket = request.socket;
+      const raw = request.rawHeaders;
+      let head = `${request.method} ${request.url} HTTP/${request.httpVersion}\r\n`;
+      for (let i = 0; i < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+      // Kept open until it is sent (a socket closed before would reach the child dead), then
+      // closed here: the child holds the connection.
+      const message: ToChild = { head: `${head}\r\n` };
+      child.send(message, socket, { keepOpen: true }, () => socket.destroy());
+      return true;
+    },
+    get open() {
+      return open;
+    },
+    async stop() {
+      stopping = true;
+      const running = child;
+      if (!running || running.exitCode !== null || running.signalCode !== null) return;
+      const exited = new Promise((resolve) => running.once("exit", resolve));
+      running.kill("SIGTERM");
+      const late = setTimeout(() => running.kill("SIGKILL"), STOP_MS);
+      await exited;
+      clearTimeout(late);
+    },
+  };
+}
+
+/**
+ * In the child: serves each socket handed to it on `server` (not listening), and tells the
+ * parent it is ready and how many streams it holds.
+ */
+export function serveHandedStreams(server: Server, openStreams: () => number): () => void {
+  // Each connection ends with its one request here (a refusal too): the client's next request
+  // on it would otherwise be answered here, not by the server it connected to.
+  server.maxRequestsPerSocket = 1;
+  process.on("message", (message: ToChild, socket?: Socket) => {
+    if (!socket) return;
+    server.emit("connection", socket);
+    socket.emit("data", Buffer.from(message.head, "latin1"));
+    socket.resume();
+  });
+  let told = -1;
+  const tell = setInterval(() => {
+    const open = openStreams();
+    if (open !== told && process.connected) process.send?.({ open } satisfies FromChild);
+    told = open;
+  }, 1_000);
+  tell.unref();
+  process.send?.({ ready: true } satisfies FromChild);
+  return () => clearInterval(tell);
+}
