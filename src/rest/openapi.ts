@@ -235,8 +235,12 @@ export function openApiDocument(routes: Route[]): Json {
           { description: h.description, required: h.required, schema: { type: "string" } },
         ]),
       ),
+      // By name: the registry's order is the order its modules were first imported in, which a
+      // process that imported others first (a test worker) would write differently.
       schemas: Object.fromEntries(
-        Object.entries(schemas).map(([id, { $schema: _, $id: __, ...schema }]) => [id, schema]),
+        Object.entries(schemas)
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([id, { $schema: _, $id: __, ...schema }]) => [id, schema]),
       ),
       responses: {
         NotFound: { description: "NOT_FOUND: no such path", ...errorBody },
