@@ -148,7 +148,9 @@ function streamsEnv(config: ReturnType<typeof loadConfig>, databaseUrl: string):
  * gone); a terminal's SIGINT is its parent's to act on.
  */
 async function serveStreams(config: ReturnType<typeof loadConfig>, log: ReturnType<typeof createLogger>) {
-  const services: AppServices = await createServices(config, config.databaseUrl as string, log);
+  // Its lines say whose they are: the two processes write to the same output.
+  const own = log.child({ process: "streams" });
+  const services: AppServices = await createServices(config, config.databaseUrl as string, own, { scraped: false });
   const app = await buildServer(services, { streamsOnly: true });
   await app.ready();
   const quiet = serveHandedStreams(app.server, () => services.live?.open ?? 0);

@@ -80,10 +80,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** `liveStreams`: how many are open now, read at each scrape (the hub is built after the metrics). */
-  constructor(services: { db: Db; log: Logger; liveStreams: () => number }) {
+  /**
+   * `liveStreams`: how many are open now, read at each scrape (the hub is built after the metrics).
+   * `processMetrics`: prom-client's (its event-loop delay monitor wakes the process 100 times a
+   * second, 0.7% of a core idle), not for a process nobody scrapes.
+   */
+  constructor(services: { db: Db; log: Logger; liveStreams: () => number; processMetrics?: boolean }) {
     const db: Db = services.db;
-    collectDefaultMetrics({ register: this.registry });
+    if (services.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
     const pool = (name: string, help: string, read: (use: NonNullable<ReturnType<typeof poolUse>>) => number) =>
       new Gauge({
         name,

@@ -45,7 +45,13 @@ export interface AppServices extends Services {
 
 // Redis (ioredis) and S3 (the AWS SDK) are loaded only when configured: resident memory an
 // instance without them does not spend.
-export async function createServices(config: Config, databaseUrl: string, log: Logger): Promise<AppServices> {
+/** `scraped`: false for a process whose /metrics nobody reads (the streams' process). */
+export async function createServices(
+  config: Config,
+  databaseUrl: string,
+  log: Logger,
+  { scraped = true } = {},
+): Promise<AppServices> {
   const instanceId = newInstanceId();
   // Writes made here are forgotten at once; the database announces them, and others', a moment later.
   const db = createDb(withSessionName(databaseUrl, instanceId), (id) => callers.forget(id));
@@ -65,6 +71,7 @@ export async function createServices(config: Config, databaseUrl: string, log: L
     db,
     log,
     liveStreams: () => (services.live?.open ?? 0) + (services.streams?.open ?? 0),
+    processMetrics: scraped,
   });
   const services: AppServices = {
     config,

@@ -86,13 +86,16 @@ describe("live streams in a process of their own", () => {
     const next = await streamsReady(2);
     expect(next).not.toBe(child);
     expect(childrenOf(server.child.pid as number)).toEqual([next]);
-    const again = await stream("/streaming/global");
+    // Under /v0 as at /: the new child's.
+    const again = await stream("/v0/streaming/global");
     const later = await call(server, "POST", "/notes", { content: "the new child" }, alice.token);
     expect((await again.event(0)).id).toBe(later.body.id);
+    process.kill(next, "SIGKILL");
+    await again.ended;
   }, 60_000);
 
   it("stops with the server, and is not started with STREAMS_PROCESS=off", async () => {
-    const child = childrenOf(server.child.pid as number)[0];
+    const child = await streamsReady(3);
     await server.stop();
     expect(fs.existsSync(`/proc/${child}`)).toBe(false);
 

@@ -23,7 +23,8 @@ import type { Logger } from "pino";
 /** Set in the child's environment: the process serves the streams handed to it. */
 export const STREAMS_CHILD_ENV = "MURMUR_STREAMS_CHILD";
 
-const STREAM_PATH = "/streaming/";
+/** A stream's path, at / or under /v0 (src/rest/mount.ts). */
+const STREAM_PATH = /^(?:\/v0)?\/streaming\//;
 const RESTART_MS = 1_000;
 const STOP_MS = 20_000;
 
@@ -77,8 +78,7 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
   spawn();
   return {
     take(request) {
-      if (!ready || !child?.connected || request.method !== "GET" || !request.url?.startsWith(STREAM_PATH))
-        return false;
+      if (!ready || !child?.connected || request.method !== "GET" || !STREAM_PATH.test(request.url ?? "")) return false;
       const socket = request.socket;
       const raw = request.rawHeaders;
       let head = `${request.method} ${request.url} HTTP/${request.httpVersion}\r\n`;
