@@ -3,7 +3,8 @@
 // other requests they held its one thread while those waited: the global timeline beside them made
 // 0.34-0.36x of its requests a second alone. A stream's request is handed, socket and all, to a
 // child process running the same server, which answers it as this one would (refusals included);
-// this one's thread then only answers the rest: 0.63-0.75x (bench/README.md, "Live streams in a
+// this one's thread then only answers the rest: 0.41-0.58x, 0.52x in a full run, where the
+// deliveries' CPU (their write system calls) is what remains (bench/README.md, "Live streams in a
 // process of their own"). The child runs at a higher priority when the system allows it, as its
 // work is short and waited for: under a saturated machine the same as ours made its delivery p99
 // 278-314 ms, at nice -10 147 ms.
@@ -25,7 +26,9 @@ export const STREAMS_CHILD_ENV = "MURMUR_STREAMS_CHILD";
 
 /** A stream's path, at / or under /v0 (src/rest/mount.ts). */
 const STREAM_PATH = /^(?:\/v0)?\/streaming\//;
+/** The wait before a child that ended is started again, doubled while none gets ready. */
 const RESTART_MS = 1_000;
+const RESTART_MAX_MS = 30_000;
 const STOP_MS = 20_000;
 
 type FromChild = { ready: true } | { open: number };
@@ -47,7 +50,9 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
   let ready = false;
   let open = 0;
   let stopping = false;
+  let restartMs = RESTART_MS;
   const spawn = () => {
+    if (stopping) return;
     const started = fork(ENTRY, [], { env: { ...env, [STREAMS_CHILD_ENV]: "1" } });
     child = started;
     if (nice && started.pid !== undefined) {
@@ -64,6 +69,7 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
       if ("open" in message) open = message.open;
       else {
         ready = true;
+        restartMs = RESTART_MS;
         log.info(`the streams process (pid ${started.pid}) serves the live streams`);
       }
     });
@@ -71,8 +77,12 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
       ready = false;
       open = 0;
       if (stopping) return;
-      log.error(`the streams process ended (${signal ?? `code ${code}`}): streams are served here until it is back`);
-      setTimeout(spawn, RESTART_MS).unref();
+      log.error(
+        `the streams process ended (${signal ?? `code ${code}`}): streams are served here until it is back ` +
+          `(started again in ${restartMs / 1000} s)`,
+      );
+      setTimeout(spawn, restartMs).unref();
+      restartMs = Math.min(restartMs * 2, RESTART_MAX_MS);
     });
   };
   spawn();
