@@ -29,7 +29,7 @@ interface Server {
   child: ChildProcess;
   base: string;
   /** Its log lines so far (JSON, LOG_LEVEL=info). */
-  lines(): { level: number; msg: string; reqId?: string }[];
+  lines(): { level: number; msg: string; reqId?: string; process?: string }[];
   /** What it wrote to standard error so far (a crash's stack, not a log line). */
   errors(): string;
   exited: Promise<number | null>;
@@ -152,8 +152,9 @@ describe.each([
       "the embedded PostgreSQL stopped (killed by SIGKILL): starting it again; requests get 503 meanwhile",
       expect.stringMatching(/^the embedded PostgreSQL serves again \(attempt \d\)$/),
     ]);
-    // The retrying jobs (listeners, the lease, deletions) say their failure once each, not every second.
-    const failures = background.filter((line) => line.level >= 40).map((line) => line.msg);
+    // The retrying jobs (listeners, the lease, deletions) say their failure once each, not every
+    // second: once in the server and once in its streams' process, whose lines say so.
+    const failures = background.filter((line) => line.level >= 40).map((line) => `${line.process} ${line.msg}`);
     expect(new Set(failures).size).toBe(failures.length);
     // The PostgreSQL started again is the one the server stops: a clean shutdown, code 0.
     expect(await stopServer(server)).toBe(0);

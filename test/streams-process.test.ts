@@ -2,8 +2,8 @@
 // request reaches the server's port and is answered by its child, refusals included; the child
 // checks the tokens its parent signed with the key it made at start (no TOKEN_SIGNING_KEY here);
 // /metrics counts the child's streams; a child killed ends its streams, which reopen at once (the
-// parent serves them until a new child is ready); the parent's stop stops it; STREAMS_PROCESS=off
-// starts none.
+// parent serves them until a new child is ready); the parent's stop stops it, cleanly and at once
+// also after children that held streams ended; STREAMS_PROCESS=off starts none.
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Instance, startInstance } from "./support/instances.ts";
@@ -97,6 +97,9 @@ describe("live streams in a process of their own", () => {
   it("stops with the server, and is not started with STREAMS_PROCESS=off", async () => {
     const child = await streamsReady(3);
     await server.stop();
+    // A clean stop at once, also after children that held streams had ended.
+    expect(server.child.exitCode).toBe(0);
+    expect(server.output()).not.toContain("shutdown took too long");
     expect(fs.existsSync(`/proc/${child}`)).toBe(false);
 
     server = await startInstance({ DATABASE_URL: await freshDatabase(), STREAMS_PROCESS: "off" });

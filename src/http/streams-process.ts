@@ -15,7 +15,7 @@
 // started again after it died, streams are answered here.
 import { type ChildProcess, fork } from "node:child_process";
 import type { IncomingMessage, Server } from "node:http";
-import type { Socket } from "node:net";
+import { Socket } from "node:net";
 import { setPriority } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -93,10 +93,13 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
       const raw = request.rawHeaders;
       let head = `${request.method} ${request.url} HTTP/${request.httpVersion}\r\n`;
       for (let i = 0; i < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
-      // Kept open until it is sent (a socket closed before would reach the child dead), then
-      // closed here: the child holds the connection.
+      // Its handle, not the socket: sent as a server's socket, Node counts it among the server's
+      // connections held by that child, and once every such child had ended the server's close
+      // never finished (shutdown timed out). Kept open until it is sent (a socket closed before
+      // would reach the child dead), then closed here: the child holds the connection.
       const message: ToChild = { head: `${head}\r\n` };
-      child.send(message, socket, { keepOpen: true }, () => socket.destroy());
+      const handle = (socket as unknown as { _handle: NonNullable<Parameters<ChildProcess["send"]>[1]> })._handle;
+      child.send(message, handle, { keepOpen: true }, () => socket.destroy());
       return true;
     },
     get open() {
@@ -123,8 +126,9 @@ export function serveHandedStreams(server: Server, openStreams: () => number): (
   // Each connection ends with its one request here (a refusal too): the client's next request
   // on it would otherwise be answered here, not by the server it connected to.
   server.maxRequestsPerSocket = 1;
-  process.on("message", (message: ToChild, socket?: Socket) => {
-    if (!socket) return;
+  process.on("message", (message: ToChild, handle?: unknown) => {
+    if (!handle) return;
+    const socket = new Socket({ handle: handle as never, readable: true, writable: true });
     server.emit("connection", socket);
     socket.emit("data", Buffer.from(message.head, "latin1"));
     socket.resume();
