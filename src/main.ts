@@ -3,7 +3,8 @@
 // stop the embedded PostgreSQL. Live streams are served by a child process of the same entry
 // point (src/http/streams-process.ts), which this one starts and stops.
 import { randomBytes } from "node:crypto";
-import { ConfigError, checkConfig, loadConfig } from "./config.ts";
+import type { Logger } from "pino";
+import { type Config, ConfigError, checkConfig, loadConfig } from "./config.ts";
 import { startDatabase } from "./db/database.ts";
 import { DataFolderInUse, NoEmbeddedPostgres } from "./db/embedded-postgres.ts";
 import { startDeletionWorker } from "./domain/accounts/deletion.ts";
@@ -16,7 +17,7 @@ import { type AppServices, closeServices, createServices } from "./services.ts";
 
 async function main(): Promise<void> {
   const started = performance.now();
-  let config: ReturnType<typeof loadConfig>;
+  let config: Config;
   try {
     config = loadConfig();
     await checkConfig(config);
@@ -137,7 +138,7 @@ async function main(): Promise<void> {
  * no federation queue worker and an id lease of its own (it mints no ids, but two processes must
  * never share one).
  */
-function streamsEnv(config: ReturnType<typeof loadConfig>, databaseUrl: string): NodeJS.ProcessEnv {
+function streamsEnv(config: Config, databaseUrl: string): NodeJS.ProcessEnv {
   const { WORKER_ID: _, ...env } = process.env;
   return { ...env, DATABASE_URL: databaseUrl, TOKEN_SIGNING_KEY: config.tokenSigningKey, FEDERATION_QUEUE: "off" };
 }
@@ -147,7 +148,7 @@ function streamsEnv(config: ReturnType<typeof loadConfig>, databaseUrl: string):
  * live streams' requests its parent hands it. It stops with its parent (SIGTERM, or the parent
  * gone); a terminal's SIGINT is its parent's to act on.
  */
-async function serveStreams(config: ReturnType<typeof loadConfig>, log: ReturnType<typeof createLogger>) {
+async function serveStreams(config: Config, log: Logger) {
   // Its lines say whose they are: the two processes write to the same output.
   const own = log.child({ process: "streams" });
   const services: AppServices = await createServices(config, config.databaseUrl as string, own, { scraped: false });

@@ -148,11 +148,9 @@ describe("npm start", () => {
     // (tsx's esbuild would be one more).
     const commandOf = (pid: number) => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
     expect(commandOf(serverPid)).toEqual([expect.stringMatching(/node$/), "dist/main.js"]);
-    const [postgres, streams] = childrenOf(serverPid).sort(
-      (x, y) =>
-        Number(fs.readFileSync(`/proc/${y}/comm`, "utf8").includes("postgres")) -
-        Number(fs.readFileSync(`/proc/${x}/comm`, "utf8").includes("postgres")),
-    );
+    const isPostgres = (pid: number) => fs.readFileSync(`/proc/${pid}/comm`, "utf8").includes("postgres");
+    const postgres = childrenOf(serverPid).find(isPostgres) as number;
+    const streams = childrenOf(serverPid).find((pid) => !isPostgres(pid)) as number;
     expect(childrenOf(serverPid)).toHaveLength(2);
     expect(fs.readFileSync(`/proc/${postgres}/comm`, "utf8").trim()).toBe("postgres");
     expect(commandOf(streams)).toEqual([expect.stringMatching(/node$/), expect.stringMatching(/\/dist\/main\.js$/)]);

@@ -20,12 +20,13 @@ import { setPriority } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
+import { PREFIXES } from "../rest/mount.ts";
 
 /** Set in the child's environment: the process serves the streams handed to it. */
 export const STREAMS_CHILD_ENV = "MURMUR_STREAMS_CHILD";
 
-/** A stream's path, at / or under /v0 (src/rest/mount.ts). */
-const STREAM_PATH = /^(?:\/v0)?\/streaming\//;
+/** A stream's path, under each of the routes' prefixes. */
+const STREAM_PATH = new RegExp(`^(?:${PREFIXES.filter(Boolean).join("|")})?/streaming/`);
 /** The wait before a child that ended is started again, doubled while none gets ready. */
 const RESTART_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
@@ -98,7 +99,7 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
       // never finished (shutdown timed out). Kept open until it is sent (a socket closed before
       // would reach the child dead), then closed here: the child holds the connection.
       const message: ToChild = { head: `${head}\r\n` };
-      const handle = (socket as unknown as { _handle: NonNullable<Parameters<ChildProcess["send"]>[1]> })._handle;
+      const { _handle: handle } = socket as unknown as { _handle: never };
       child.send(message, handle, { keepOpen: true }, () => socket.destroy());
       return true;
     },

@@ -86,8 +86,9 @@ function answers(notes: NewNote[], rows: (Written & { id: bigint })[]): (Written
 
 /**
  * The statement writing `notes`, each note's Written a row with its id. Every value is in an
- * array the planner does not see (unplannedArray): one generic plan however many notes; a part no note needs is left out of its text (an INSERT into
- * notifications runs that table's statement trigger even for no rows).
+ * array the planner does not see (unplannedArray): one generic plan however many notes; a part no
+ * note needs is left out of its text (an INSERT into notifications runs that table's statement
+ * trigger even for no rows).
  *
  * Each author's counter is updated first and the notes from it: the notes' trigger
  * (refuse_deleted_author) then takes its lock on the account row on the version this statement

@@ -139,8 +139,9 @@ function writeReactions(batch: Reacting[]): Prisma.Sql {
         FROM reacted r JOIN input i ON i.id = r.id JOIN target t ON t.ord = i.ord WHERE t.uri IS NOT NULL
       )`
     : Prisma.empty;
-  // Each array unplanned (unplannedArray): one generic plan per connection. The reactions go in the order of their count rows' shards (note_reaction_counted, migration
-  // 20261124154325), then of their callers: two statements of one note in two processes lock
+  // Each array unplanned (unplannedArray): one generic plan per connection. The reactions go in
+  // the order of their count rows' shards (note_reaction_counted, migration 20261124154325), then
+  // of their callers: two statements of one note in two processes lock
   // their shards (and wait on each other's rows of a caller in both) in one order.
   return Prisma.sql`
     WITH input AS (
