@@ -20,13 +20,12 @@ import { setPriority } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
-import { PREFIXES } from "../rest/mount.ts";
 
 /** Set in the child's environment: the process serves the streams handed to it. */
 export const STREAMS_CHILD_ENV = "MURMUR_STREAMS_CHILD";
 
-/** A stream's path, under each of the routes' prefixes. */
-const STREAM_PATH = new RegExp(`^(?:${PREFIXES.filter(Boolean).join("|")})?/streaming/`);
+/** A stream's path, at / or under /v0 (src/rest/mount.ts's PREFIXES: src/http does not import src/rest). */
+const STREAM_PATH = /^(?:\/v0)?\/streaming\//;
 /** The wait before a child that ended is started again, doubled while none gets ready. */
 const RESTART_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
