@@ -146,6 +146,142 @@ describe("the federation message queue", () => {
     }
   });
 
+  it("a message of a key let go holds back the later ones, however early a claim under way began", async () => {
+    // A claim's now() is when its statement arrived; it sees the rows committed by the time it was
+    // parsed and planned (and run_at is rounded to the millisecond). Under load, another listener's
+    // done let a message go in between: due later than that now(), it held back nothing, and the
+    // later message of its key was claimed first (message 14 of a key out of place in the test
+    // above). Here the other listener's claim is run in a transaction begun before the done: its
+    // now() is as early, and it sees the done.
+    const a = queue("let-go", { concurrency: 1 });
+    const b = queue("let-go", { pollMs: 100 });
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const handled: number[] = [];
+    const handler: Handler = async (message) => {
+      const { n } = message as { n: number };
+      handled.push(n);
+      if (n === 0) await gate;
+    };
+    const { query } = pg.Pool.prototype as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+    let hold = false;
+    let began = () => {};
+    const beginning = new Promise<void>((resolve) => {
+      began = resolve;
+    });
+    let go = () => {};
+    const going = new Promise<void>((resolve) => {
+      go = resolve;
+    });
+    (pg.Pool.prototype as unknown as { query: typeof query }).query = async function (this: pg.Pool, ...args) {
+      // The first claim carrying no done: the second listener's, which has handled nothing.
+      const text = String(args[0]);
+      if (!hold || !text.includes("claimed AS (") || text.includes("handled AS (")) return query.apply(this, args);
+      hold = false;
+      const client = await this.connect();
+      try {
+        await client.query("BEGIN");
+        began();
+        await going;
+        const result = await client.query(text, args[1] as unknown[]);
+        await client.query("COMMIT");
+        return result;
+      } finally {
+        client.release();
+      }
+    };
+    const one = listening(a, handler);
+    let two: ReturnType<typeof listening> | undefined;
+    try {
+      // 0 is claimed, 1 parked behind it; 2, queued meanwhile, is due and not parked.
+      await a.enqueueMany([{ n: 0 }, { n: 1 }], { orderingKey: "k" });
+      await expect.poll(() => handled, WAIT).toEqual([0]);
+      await a.enqueue({ n: 2 }, { orderingKey: "k" });
+      hold = true;
+      two = listening(b, handler);
+      await beginning;
+      // Stopped, the first listener writes 0's done in a statement of its own, which lets 1 go.
+      const stopping = one.stop();
+      open();
+      await stopping;
+      go();
+      await expect.poll(() => rowsOf("let-go"), WAIT).toBe(0);
+      expect(handled).toEqual([0, 1, 2]);
+    } finally {
+      (pg.Pool.prototype as unknown as { query: typeof query }).query = query;
+      open();
+      go();
+      await Promise.all([one.stop(), two?.stop()]);
+    }
+  });
+
+  it("a message of a key made due again holds back the later ones, however early a claim under way began", async () => {
+    // A claim's now() is when its statement arrived; it sees the rows committed by the time it was
+    // parsed and planned. A message given back (or let go by a done) meanwhile is due later than
+    // that now(), yet seen: judged by its run_at alone, it held back nothing, and the later message
+    // of its key was claimed first (under load, message 14 of a key came out of place in the test
+    // above). Here the other listener's claim is held at its parse by a lock on the key-value
+    // table it reads, while the first listener gives its message back.
+    const a = queue("given-back", { concurrency: 1 });
+    const b = queue("given-back", { pollMs: 100 });
+    await a.enqueue({ n: 0 });
+    await a.enqueue({ n: 1 }, { orderingKey: "k" });
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    // One claim takes both: 0 runs, 1 waits for the only handler.
+    const one = listening(a, () => gate);
+    const claimedBy = async () =>
+      (
+        await admin.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM federation_messages WHERE queue = 'given-back' AND claimed_by IS NOT NULL",
+        )
+      ).rows[0].n;
+    await expect.poll(claimedBy, WAIT).toBe(2);
+    // Queued behind 1 while it is claimed: due, and not parked.
+    await a.enqueue({ n: 2 }, { orderingKey: "k" });
+    const holder = new pg.Client({ connectionString: databaseUrl });
+    await holder.connect();
+    await holder.query("BEGIN");
+    await holder.query("LOCK TABLE federation_kv IN ACCESS EXCLUSIVE MODE");
+    const handled: number[] = [];
+    let two: ReturnType<typeof listening> | undefined;
+    let stopping: Promise<void> | undefined;
+    try {
+      two = listening(b, (message) => {
+        handled.push((message as { n: number }).n);
+      });
+      await expect
+        .poll(
+          async () =>
+            (
+              await admin.query<{ n: number }>(
+                "SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'federation_kv'::regclass",
+              )
+            ).rows[0].n,
+          WAIT,
+        )
+        .toBe(1);
+      // Stopped, the first listener gives back 1, claimed but not started.
+      stopping = one.stop();
+      await expect.poll(claimedBy, WAIT).toBe(1);
+    } finally {
+      await holder.query("COMMIT");
+      await holder.end();
+      open();
+      await (stopping ?? one.stop());
+    }
+    try {
+      await expect.poll(() => rowsOf("given-back"), WAIT).toBe(0);
+      expect(handled).toEqual([1, 2]);
+    } finally {
+      await two?.stop();
+    }
+  });
+
   it("parks a key's line behind the message being handled: no claim passes over it, and it goes on in order", async () => {
     const q = queue("line", { concurrency: 2 });
     let release!: () => void;

@@ -9,10 +9,10 @@
 // fedify-dev/fedify#595) has its message tried again after a backoff. No connection is held while
 // a handler runs, so the pool stays small whatever the concurrency (a connection reserved per
 // handler starved Fedify's own PostgreSQL queue: fedify-dev/fedify#603). A message with an
-// ordering key waits while an earlier one of its key is due, being handled, or waiting for a
-// retry: one at a time, in order of enqueueing (an earlier one still waiting for its own delay does
-// not hold it back). Those waiting are parked meanwhile (claim()), so that a claim costs the same
-// however long a key's line is.
+// ordering key waits while an earlier one of its key is due, being handled, waiting for a retry,
+// or parked: one at a time, in order of enqueueing (an earlier one still waiting for its own delay
+// does not hold it back). Those waiting are parked meanwhile (claim()), so that a claim costs the
+// same however long a key's line is.
 //
 // It runs its handlers concurrently itself (`concurrency`): wrapped in Fedify's
 // ParallelMessageQueue, whose handler returns before the message is handled, a message would be
@@ -473,6 +473,13 @@ export class PostgresMessageQueue implements MessageQueue {
    * idempotence record, src/federation/inbox.ts): one statement for several received activities
    * rather than three each (bench/README.md, "Federation at scale"). It sees the queue as it was
    * before those dones: a message they let go is claimed by the next claim, not by this one.
+   *
+   * Whether an earlier message holds one back is not judged by its run_at alone: the statement's
+   * now() is when it arrived, but it sees what was committed by the time it was parsed and planned,
+   * and run_at is rounded to the millisecond. A message another listener let go or gave back
+   * meanwhile (run_at = that statement's now()) looked due later, held back nothing, and the next
+   * of its key was claimed before it, then handled beside it. Such a message stays parked until it
+   * is claimed, and parked holds back the rest of its key whatever the clock.
    */
   private async claim(finished: Claimed[], limit: number): Promise<Claimed[]> {
     const claim = `${this.worker}:${randomUUID()}`;
@@ -495,7 +502,7 @@ export class PostgresMessageQueue implements MessageQueue {
              AND (m.ordering_key IS NULL OR NOT EXISTS (
                SELECT 1 FROM federation_messages e
                WHERE e.queue = m.queue AND e.ordering_key = m.ordering_key AND e.id < m.id
-                 AND (e.attempts > 0 OR e.run_at <= now())))
+                 AND (e.attempts > 0 OR e.parked OR e.run_at <= now())))
            ORDER BY m.run_at, m.id
            LIMIT $4
            FOR UPDATE SKIP LOCKED)
@@ -517,7 +524,8 @@ export class PostgresMessageQueue implements MessageQueue {
        -- (k.key IN (SELECT ...)), PostgreSQL read the whole table at every claim, every
        -- idempotence record of the last day (bench/README.md, "Intake, 2026-11-27 (fourth)").
        -- \`behind\`: parked by this claim, or before it (let go by a done, the rest of its line
-       -- still parked); the done of one with none behind it leaves out the let-go.
+       -- still parked); the done of one with none behind it leaves out the let-go. A message let go
+       -- is itself still parked in this statement's view: only those after it count.
        SELECT id, message, ordering_key, attempts,
               (SELECT jsonb_object_agg(k.key, k.value) FROM federation_kv k
                WHERE k.key = ANY (ARRAY(
@@ -527,7 +535,8 @@ export class PostgresMessageQueue implements MessageQueue {
               ordering_key IS NOT NULL AND (
                 EXISTS (SELECT FROM parked WHERE parked.ordering_key = claimed.ordering_key)
                 OR EXISTS (SELECT FROM federation_messages b
-                           WHERE b.queue = $1 AND b.ordering_key = claimed.ordering_key AND b.parked)) AS behind
+                           WHERE b.queue = $1 AND b.ordering_key = claimed.ordering_key AND b.parked
+                             AND b.id > claimed.id)) AS behind
        FROM claimed`,
       [this.name, claim, this.settings.leaseMs / 1000, limit, ...(done?.values ?? [])],
     );
@@ -593,7 +602,8 @@ export class PostgresMessageQueue implements MessageQueue {
   /**
    * The done of handled messages, as common table expressions whose parameters are numbered from
    * `from`: they are deleted and the idempotence records their handlers set are written (with them,
-   * or not at all); for each with messages of its key parked behind it, the first of them is let go,
+   * or not at all); for each with messages of its key parked behind it, the first of them is let go
+   * (due now, and still parked, so that it holds back the rest of its key until claimed: claim()),
    * and announced. A message with nothing parked behind it (a received activity, keyed by its id,
    * all but always) has no let-go: the statement is planned without it, and no instance's workers
    * are woken for nothing.
@@ -617,7 +627,7 @@ export class PostgresMessageQueue implements MessageQueue {
     if (behind.length > 0) {
       ctes += `,
        next AS (
-         UPDATE federation_messages SET parked = false, run_at = now()
+         UPDATE federation_messages SET run_at = now()
          WHERE id IN (
            SELECT n.id FROM federation_messages n
            WHERE n.id IN (
@@ -680,11 +690,15 @@ export class PostgresMessageQueue implements MessageQueue {
     );
   }
 
-  /** Gives back a message claimed but not handled (listen() was stopped meanwhile). */
+  /**
+   * Gives back a message claimed but not handled (listen() was stopped meanwhile): parked when it
+   * has an ordering key, as a message let go is, so that it holds back the rest of its key.
+   */
   private async release(claimed: Claimed): Promise<void> {
     clearInterval(claimed.renewal);
     await this.pool.query(
-      `UPDATE federation_messages SET claimed_by = NULL, run_at = now(), attempts = attempts - 1
+      `UPDATE federation_messages
+       SET claimed_by = NULL, run_at = now(), attempts = attempts - 1, parked = ordering_key IS NOT NULL
        WHERE id = $1 AND claimed_by = $2`,
       [claimed.id, claimed.claim],
     );
