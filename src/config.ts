@@ -189,14 +189,14 @@ const env = z.object({
   // docs/federation.md#delivery: deliveries to one server at once, per process.
   FEDERATION_HOST_CONCURRENCY: integer(1, 1_000, 2),
   // docs/live.md#fan-out: the least time between two reads of the live journal by one instance.
-  LIVE_READ_SPACING_MS: integer(0, 1_000, 40),
+  LIVE_READ_SPACING_MS: integer(0, 1_000, 80),
   // docs/live.md#fan-out: stream writes a second past which reads are spaced further, within the
   // budget; no budget (0, the default) spaces them by LIVE_READ_SPACING_MS alone.
   LIVE_WRITES_PER_SECOND: integer(1, 10_000_000, 25_000),
   LIVE_READ_BUDGET_MS: integer(0, 10_000, 0),
   // docs/live.md#process: live streams served by a child process, at this niceness when allowed.
   STREAMS_PROCESS: z.enum(["on", "off"]).optional().default("on"),
-  STREAMS_PROCESS_NICE: integer(-20, 19, -10),
+  STREAMS_PROCESS_NICE: integer(-20, 19, -15),
   // Unset: leased from the database at start (src/db/worker-lease.ts).
   WORKER_ID: optionalString
     .transform((v) => (v === undefined ? undefined : Number(v)))

@@ -7,7 +7,7 @@
 // deliveries' CPU (their write system calls) is what remains (bench/README.md, "Live streams in a
 // process of their own"). The child runs at a higher priority when the system allows it, as its
 // work is short and waited for: under a saturated machine the same as ours made its delivery p99
-// 278-314 ms, at nice -10 147 ms.
+// 278-314 ms, at nice -10 147 ms (and now -15: bench/README.md, "Live reads 80 ms apart").
 //
 // Handed at the request, not the connection: a keep-alive connection may carry other requests
 // first. The child's HTTP server reads the request again from its head, rebuilt from what this
