@@ -55,7 +55,8 @@ export async function buildServer(services: AppServices, { streamsOnly = false }
     // Fastify's own HTTP/1 server, but a live stream's request may go to the streams' process first.
     serverFactory: (handler, options) => {
       const server = createServer(options.http ?? {}, (request, response) => {
-        if (!services.streams?.take(request)) handler(request, response);
+        const here = () => handler(request, response);
+        if (!services.streams?.take(request, here)) here();
       });
       // As Fastify sets its own: its default keep-alive, and the request timeout above.
       server.keepAliveTimeout = 72_000;

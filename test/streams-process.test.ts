@@ -2,8 +2,9 @@
 // request reaches the server's port and is answered by its child, refusals included; the child
 // checks the tokens its parent signed with the key it made at start (no TOKEN_SIGNING_KEY here);
 // /metrics counts the child's streams; a child killed ends its streams, which reopen at once (the
-// parent serves them until a new child is ready); the parent's stop stops it, cleanly and at once
-// also after children that held streams ended; STREAMS_PROCESS=off starts none.
+// parent serves them until a new child is ready, and those asked for as it died); the parent's
+// stop stops it, cleanly and at once also after children that held streams ended;
+// STREAMS_PROCESS=off starts none.
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Instance, startInstance } from "./support/instances.ts";
@@ -74,8 +75,12 @@ describe("live streams in a process of their own", () => {
     while ((await streamsOpen()) !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await streamsOpen()).toBe(1);
 
-    // The stream lived in the child: killed, it ends.
+    // The stream lived in the child: killed, it ends. Streams asked for at that moment, before
+    // the server has heard of its end, are answered all the same (the hand-over fails: the
+    // server serves them), not cut unanswered.
     process.kill(child, "SIGKILL");
+    const atOnce = await Promise.all(Array.from({ length: 12 }, () => stream("/streaming/global")));
+    expect(atOnce.map((s) => s.status)).toEqual(atOnce.map(() => 200));
     await home.ended;
     // Reopened at once (in the parent until a new child is ready), it misses nothing.
     const reopened = await stream("/streaming/home", alice.token);

@@ -31,12 +31,18 @@ const RESTART_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
 const STOP_MS = 20_000;
 
-type FromChild = { ready: true } | { open: number };
-type ToChild = { head: string };
+type FromChild = { ready: true } | { open: number } | { took: number };
+type ToChild = { head: string; id: number };
+/** Requests handed to a child, by number: the socket to close once it took one, else how to serve it here. */
+type Handed = Map<number, { socket: Socket; here: () => void }>;
 
 export interface StreamsProcess {
-  /** Hands `request` to the child when it opens a stream (a GET) and the child is ready; else false. */
-  take(request: IncomingMessage): boolean;
+  /**
+   * Hands `request` to the child when it opens a stream (a GET) and the child is ready; else
+   * false. Should the child not take it (it died before, unknown to this process yet), `here`
+   * serves it in this process after all.
+   */
+  take(request: IncomingMessage, here: () => void): boolean;
   /** Streams open in the child (for /metrics). */
   readonly open: number;
   stop(): Promise<void>;
@@ -51,10 +57,20 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
   let open = 0;
   let stopping = false;
   let restartMs = RESTART_MS;
+  /**
+   * Requests sent to the child, by number, until it says it took them (then this process's copy
+   * of the socket is closed). A child killed a moment before a hand-over still accepted it into
+   * its channel, never to read it: with that copy closed at once, the client saw its connection
+   * closed unanswered. What a child did not take is served here once it has ended.
+   */
+  let handed: Handed = new Map();
+  let numbered = 0;
   const spawn = () => {
     if (stopping) return;
     const started = fork(ENTRY, [], { env: { ...env, [STREAMS_CHILD_ENV]: "1" } });
     child = started;
+    const sent: Handed = new Map();
+    handed = sent;
     if (nice && started.pid !== undefined) {
       try {
         setPriority(started.pid, nice);
@@ -66,16 +82,29 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
       }
     }
     started.on("message", (message: FromChild) => {
-      if ("open" in message) open = message.open;
+      if ("took" in message) {
+        sent.get(message.took)?.socket.destroy();
+        sent.delete(message.took);
+      } else if ("open" in message) open = message.open;
       else {
         ready = true;
         restartMs = RESTART_MS;
         log.info(`the streams process (pid ${started.pid}) serves the live streams`);
       }
     });
+    const serveUntaken = () => {
+      const untaken = [...sent.values()];
+      sent.clear();
+      for (const { here } of untaken) here();
+    };
     started.on("exit", (code, signal) => {
       ready = false;
       open = 0;
+      // What it did not take is served here, once what it said before it ended has been read
+      // (its channel is read in the same turn of the loop as its exit, or the next). Not at the
+      // channel's 'disconnect': Node holds that back while a sent handle waits for the child's
+      // acknowledgement, which a dead child never sends.
+      setTimeout(serveUntaken, 100);
       if (stopping) return;
       log.error(
         `the streams process ended (${signal ?? `code ${code}`}): streams are served here until it is back ` +
@@ -87,7 +116,7 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
   };
   spawn();
   return {
-    take(request) {
+    take(request, here) {
       if (!ready || !child?.connected || request.method !== "GET" || !STREAM_PATH.test(request.url ?? "")) return false;
       const socket = request.socket;
       const raw = request.rawHeaders;
@@ -95,11 +124,18 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
       for (let i = 0; i < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
       // Its handle, not the socket: sent as a server's socket, Node counts it among the server's
       // connections held by that child, and once every such child had ended the server's close
-      // never finished (shutdown timed out). Kept open until it is sent (a socket closed before
-      // would reach the child dead), then closed here: the child holds the connection.
-      const message: ToChild = { head: `${head}\r\n` };
+      // never finished (shutdown timed out). Kept open until the child has it (`handed`), then
+      // closed here: the child holds the connection. Not sent, it is this process's again.
+      const id = ++numbered;
+      const sent = handed;
+      sent.set(id, { socket, here });
+      const message: ToChild = { head: `${head}\r\n`, id };
       const { _handle: handle } = socket as unknown as { _handle: never };
-      child.send(message, handle, { keepOpen: true }, () => socket.destroy());
+      child.send(message, handle, { keepOpen: true }, (err) => {
+        if (!err || !sent.delete(id)) return;
+        ready = false;
+        here();
+      });
       return true;
     },
     get open() {
@@ -132,6 +168,7 @@ export function serveHandedStreams(server: Server, openStreams: () => number): (
     server.emit("connection", socket);
     socket.emit("data", Buffer.from(message.head, "latin1"));
     socket.resume();
+    process.send?.({ took: message.id } satisfies FromChild);
   });
   let told = -1;
   const tell = setInterval(() => {
