@@ -52,25 +52,22 @@ export interface StreamsProcess {
 const ENTRY = fileURLToPath(new URL(`../main${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
 export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: Logger): StreamsProcess {
-  let child: ChildProcess | undefined;
+  /** The child now, with what was handed to it and not yet taken. */
+  let child: { process: ChildProcess; handed: Handed } | undefined;
   let ready = false;
   let open = 0;
   let stopping = false;
   let restartMs = RESTART_MS;
-  /**
-   * Requests sent to the child, by number, until it says it took them (then this process's copy
-   * of the socket is closed). A child killed a moment before a hand-over still accepted it into
-   * its channel, never to read it: with that copy closed at once, the client saw its connection
-   * closed unanswered. What a child did not take is served here once it has ended.
-   */
-  let handed: Handed = new Map();
   let numbered = 0;
   const spawn = () => {
     if (stopping) return;
     const started = fork(ENTRY, [], { env: { ...env, [STREAMS_CHILD_ENV]: "1" } });
-    child = started;
+    // Requests sent to it, by number, until it says it took them (then this process's copy of the
+    // socket is closed). A child killed a moment before a hand-over still accepted it into its
+    // channel, never to read it: with that copy closed at once, the client saw its connection
+    // closed unanswered. What it did not take is served here once it has ended.
     const sent: Handed = new Map();
-    handed = sent;
+    child = { process: started, handed: sent };
     if (nice && started.pid !== undefined) {
       try {
         setPriority(started.pid, nice);
@@ -117,21 +114,22 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
   spawn();
   return {
     take(request, here) {
-      if (!ready || !child?.connected || request.method !== "GET" || !STREAM_PATH.test(request.url ?? "")) return false;
+      if (!ready || !child?.process.connected || request.method !== "GET" || !STREAM_PATH.test(request.url ?? ""))
+        return false;
       const socket = request.socket;
       const raw = request.rawHeaders;
       let head = `${request.method} ${request.url} HTTP/${request.httpVersion}\r\n`;
       for (let i = 0; i < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
       // Its handle, not the socket: sent as a server's socket, Node counts it among the server's
       // connections held by that child, and once every such child had ended the server's close
-      // never finished (shutdown timed out). Kept open until the child has it (`handed`), then
+      // never finished (shutdown timed out). Kept open until the child has taken it, then
       // closed here: the child holds the connection. Not sent, it is this process's again.
       const id = ++numbered;
-      const sent = handed;
+      const sent = child.handed;
       sent.set(id, { socket, here });
       const message: ToChild = { head: `${head}\r\n`, id };
       const { _handle: handle } = socket as unknown as { _handle: never };
-      child.send(message, handle, { keepOpen: true }, (err) => {
+      child.process.send(message, handle, { keepOpen: true }, (err) => {
         if (!err || !sent.delete(id)) return;
         ready = false;
         here();
@@ -143,7 +141,7 @@ export function startStreamsProcess(env: NodeJS.ProcessEnv, nice: number, log: L
     },
     async stop() {
       stopping = true;
-      const running = child;
+      const running = child?.process;
       if (!running || running.exitCode !== null || running.signalCode !== null) return;
       const exited = new Promise((resolve) => running.once("exit", resolve));
       running.kill("SIGTERM");
